@@ -1,0 +1,102 @@
+"""The one exception tree of RLA: every user-facing error derives from ``RLAError``.
+
+::
+
+    RLAError
+    ├── ConfigError              rla_config.yaml missing, malformed or invalid
+    ├── RunNotFoundError         no run matches an index / glob / query
+    ├── RunExistsError           a run directory could not be created exclusively
+    ├── LoggerError              bad logger usage (unknown format, bad key type)
+    ├── CheckpointError          missing, corrupt or foreign checkpoint
+    ├── QueryError               a query expression that does not parse or type-check
+    ├── SyncError                transfer to / from the main node failed
+    │   ├── TransportError       a transport-level failure (connection, protocol)
+    │   └── AuthError            authentication or host-key verification failed
+    ├── ReplayBufferError        bad replay-buffer usage (schema, capacity, arguments)
+    │   └── CorruptSnapshotError a snapshot that fails verification
+    └── BackendNotInstalledError an optional dependency (torch, tensorflow, ...) is missing
+
+Messages say what was expected, what was found and how to fix it; build them with
+:func:`describe` so they read the same everywhere.
+"""
+from __future__ import annotations
+
+
+def describe(problem: str, expected: str | None = None, found: str | None = None,
+             fix: str | None = None) -> str:
+    """Build a one-paragraph error message: problem, expected, found, fix."""
+    parts = [problem.rstrip(".") + "."]
+    if expected is not None:
+        parts.append(f"Expected: {expected}.")
+    if found is not None:
+        parts.append(f"Found: {found}.")
+    if fix is not None:
+        parts.append(f"Fix: {fix}.")
+    return " ".join(parts)
+
+
+class RLAError(Exception):
+    """Base class of every error RLA raises on purpose."""
+
+    #: Exit status the ``rla`` command line uses for this error.
+    exit_code: int = 1
+
+    def __init__(self, problem: str, expected: str | None = None, found: str | None = None,
+                 fix: str | None = None) -> None:
+        super().__init__(describe(problem, expected, found, fix))
+        self.problem = problem
+        self.expected = expected
+        self.found = found
+        self.fix = fix
+
+
+class ConfigError(RLAError):
+    """``rla_config.yaml`` (or a config dict) is missing, malformed or invalid."""
+
+    exit_code = 2
+
+
+class RunNotFoundError(RLAError):
+    """No run matches the given index, glob or query."""
+
+
+class RunExistsError(RLAError):
+    """A run directory could not be created exclusively."""
+
+
+class LoggerError(RLAError):
+    """The logger was used in a way it does not support."""
+
+
+class CheckpointError(RLAError):
+    """A checkpoint is missing, corrupt, or written by another backend."""
+
+
+class QueryError(RLAError):
+    """A query expression does not parse or does not type-check."""
+
+    exit_code = 2
+
+
+class SyncError(RLAError):
+    """Sending runs to, or fetching them from, the main node failed."""
+
+
+class TransportError(SyncError):
+    """A transport-level failure: connection refused, protocol error, timeout."""
+
+
+class AuthError(SyncError):
+    """Authentication or host-key verification against the main node failed."""
+
+
+class ReplayBufferError(RLAError):
+    """A replay buffer was used with bad arguments (schema, capacity, ranks)."""
+
+
+class CorruptSnapshotError(ReplayBufferError):
+    """A replay-buffer snapshot fails verification (size, checksum, manifest)."""
+
+
+class BackendNotInstalledError(RLAError):
+    """An optional dependency needed for the requested feature is not installed."""

@@ -1,0 +1,181 @@
+"""Where every piece of a run lives: ``<data_root>/<type>/<task>/<YYYY>/<MM>/<DD>/<name>``.
+
+The only code that knows the database's directory layout. Other modules ask a
+:class:`RunLayout` for paths, and :func:`iter_run_dirs` to discover runs on disk.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, Iterator, List, Optional, Tuple
+
+from RLA.naming import DATE_RE, parse_run_name
+
+LOG = "log"
+CODE = "code"
+CHECKPOINT = "checkpoint"
+RESULTS = "results"
+REPLAY = "replay"
+ARCHIVE_TESTER = "archive_tester"
+ARCHIVE = "arc"
+
+#: Data types whose item is a directory named ``<name>``.
+DIR_TYPES: Tuple[str, ...] = (LOG, CODE, CHECKPOINT, RESULTS, REPLAY)
+#: Every data type of a run (``archive_tester`` holds ``<name>.json``).
+DATA_TYPES: Tuple[str, ...] = DIR_TYPES + (ARCHIVE_TESTER,)
+#: Old data types of the original, still recognised when reading.
+LEGACY_TYPES: Tuple[str, ...] = ("tmp_data", "hyperparameter")
+
+RUN_INFO_FILE = "run.json"
+PROGRESS_CSV = "progress.csv"
+TB_DIR = "tb"
+TRASH = ".trash"
+INDEX_DB = ".rla_index.sqlite"
+
+_REL_RE = re.compile(rf"^(?P<task>.+)/(?P<date>{DATE_RE})/(?P<name>[^/]+)$")
+
+
+@dataclass(frozen=True)
+class RunLayout:
+    """The paths of one run.
+
+    Args:
+        data_root: the database root.
+        task: the task (table) name.
+        date: ``YYYY/MM/DD``.
+        name: the run directory name (``HH-MM-SS-ffffff_ip_&k=v``).
+        archived: whether the run lives under ``arc/``.
+    """
+
+    data_root: Path
+    task: str
+    date: str
+    name: str
+    archived: bool = False
+
+    @property
+    def relative(self) -> str:
+        """``<task>/<YYYY>/<MM>/<DD>/<name>``: the same under every data type."""
+        return f"{self.task}/{self.date}/{self.name}"
+
+    @property
+    def index(self) -> str:
+        """``<task>/<YYYY>/<MM>/<DD>/<HH-MM-SS-ffffff>``."""
+        parsed = parse_run_name(self.name)
+        time = parsed.time if parsed else self.name
+        return f"{self.task}/{self.date}/{time}"
+
+    @property
+    def record_date(self) -> str:
+        """``YYYY/MM/DD/HH-MM-SS-ffffff`` (the original's record date)."""
+        return self.index[len(self.task) + 1:]
+
+    def type_root(self, data_type: str) -> Path:
+        """``<data_root>[/arc]/<data_type>``."""
+        base = Path(self.data_root)
+        return base / ARCHIVE / data_type if self.archived else base / data_type
+
+    def path(self, data_type: str) -> Path:
+        """The run's directory (or, for ``archive_tester``, JSON file) of ``data_type``."""
+        if data_type == ARCHIVE_TESTER:
+            return self.type_root(ARCHIVE_TESTER) / self.task / self.date / f"{self.name}.json"
+        return self.type_root(data_type) / self.task / self.date / self.name
+
+    @property
+    def log_dir(self) -> Path:
+        return self.path(LOG)
+
+    @property
+    def code_dir(self) -> Path:
+        return self.path(CODE)
+
+    @property
+    def checkpoint_dir(self) -> Path:
+        return self.path(CHECKPOINT)
+
+    @property
+    def results_dir(self) -> Path:
+        return self.path(RESULTS)
+
+    @property
+    def replay_dir(self) -> Path:
+        return self.path(REPLAY)
+
+    @property
+    def archive_tester_file(self) -> Path:
+        return self.path(ARCHIVE_TESTER)
+
+    @property
+    def run_info_file(self) -> Path:
+        return self.log_dir / RUN_INFO_FILE
+
+    def existing_paths(self) -> Dict[str, Path]:
+        """Every data type of this run that exists on disk (legacy ``.pkl`` state included)."""
+        found: Dict[str, Path] = {}
+        for data_type in DATA_TYPES + LEGACY_TYPES:
+            candidate = self.path(data_type)
+            if candidate.exists():
+                found[data_type] = candidate
+            elif data_type == ARCHIVE_TESTER:
+                pkl = candidate.with_suffix(".pkl")
+                if pkl.exists():
+                    found[data_type] = pkl
+        return found
+
+    def moved(self, data_root: Optional[Path] = None, task: Optional[str] = None,
+              archived: Optional[bool] = None) -> "RunLayout":
+        """The same run under another root, task or archive flag."""
+        return RunLayout(Path(data_root) if data_root is not None else self.data_root,
+                         task if task is not None else self.task, self.date, self.name,
+                         self.archived if archived is None else archived)
+
+    @classmethod
+    def from_path(cls, data_root: os.PathLike, path: os.PathLike) -> "RunLayout":
+        """Recover the layout of a run from any of its data-type paths."""
+        root = Path(data_root)
+        rel = Path(path).relative_to(root).as_posix()
+        archived = rel.startswith(ARCHIVE + "/")
+        if archived:
+            rel = rel[len(ARCHIVE) + 1:]
+        data_type, _, rest = rel.partition("/")
+        if data_type == ARCHIVE_TESTER:
+            rest = re.sub(r"\.(json|pkl)$", "", rest)
+        match = _REL_RE.match(rest)
+        if not match or parse_run_name(match["name"]) is None:
+            raise ValueError(f"{path} is not a run path under {root}")
+        return cls(root, match["task"], match["date"], match["name"], archived)
+
+
+def iter_run_dirs(data_root: os.PathLike, data_type: str = LOG, task: Optional[str] = None,
+                  archived: bool = False) -> Iterator[RunLayout]:
+    """Yield every run found under ``<data_root>/<data_type>`` (optionally one task).
+
+    Tasks may contain ``/``; a run is any ``.../<YYYY>/<MM>/<DD>/<name>`` whose name parses.
+    Hidden entries (``.trash``, temp files) are skipped.
+    """
+    root = Path(data_root)
+    base = root / ARCHIVE / data_type if archived else root / data_type
+    start = base / task if task else base
+    if not start.is_dir():
+        return
+    for dirpath, dirnames, filenames in os.walk(start):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        rel = Path(dirpath).relative_to(base).as_posix()
+        parts = rel.split("/")
+        # A day directory is .../YYYY/MM/DD: its children are runs.
+        if len(parts) >= 4 and re.fullmatch(DATE_RE, "/".join(parts[-3:])):
+            entries = dirnames if data_type != ARCHIVE_TESTER else [
+                re.sub(r"\.(json|pkl)$", "", f) for f in sorted(filenames)
+                if f.endswith((".json", ".pkl")) and not f.startswith(".")]
+            task_name = "/".join(parts[:-3])
+            for entry in entries:
+                if parse_run_name(entry) is not None:
+                    yield RunLayout(root, task_name, "/".join(parts[-3:]), entry, archived)
+            dirnames[:] = []  # runs are leaves of the walk
+
+
+def list_tasks(data_root: os.PathLike, data_type: str = LOG) -> List[str]:
+    """Every task that has at least one run of ``data_type``."""
+    return sorted({run.task for run in iter_run_dirs(data_root, data_type)})

@@ -1,0 +1,1 @@
+"""The experiment manager: the lifecycle of one run (configure, create, record, finish)."""

@@ -1,0 +1,103 @@
+"""A small named registry of plug-ins with lazy (dotted-path) entries and entry-point discovery."""
+from __future__ import annotations
+
+import importlib
+from typing import Any, Callable, Dict, Generic, List, Optional, TypeVar, Union
+
+from RLA.errors import BackendNotInstalledError, RLAError
+
+T = TypeVar("T")
+
+
+class Registry(Generic[T]):
+    """Map names to plug-ins (classes or factories).
+
+    Entries may be given as dotted paths (``"pkg.module:Name"``) so that optional heavy
+    dependencies are imported only when the plug-in is used. Third-party packages can add
+    entries through the ``entry_point_group`` of their distribution metadata.
+
+    Args:
+        kind: human-readable kind of plug-in, used in messages ("output format").
+        entry_point_group: ``importlib.metadata`` group scanned once on first lookup.
+    """
+
+    def __init__(self, kind: str, entry_point_group: Optional[str] = None) -> None:
+        self.kind = kind
+        self.entry_point_group = entry_point_group
+        self._entries: Dict[str, Union[T, str]] = {}
+        self._hints: Dict[str, str] = {}
+        self._scanned = entry_point_group is None
+
+    def register(self, name: str, obj: Union[T, str], install_hint: str = "",
+                 override: bool = False) -> None:
+        """Add ``obj`` under ``name``; refuses to silently replace an existing entry."""
+        if not override and name in self._entries and self._entries[name] is not obj:
+            raise RLAError(f"A {self.kind} named {name!r} is already registered",
+                           expected="a new name", found=f"{name!r} -> {self._entries[name]!r}",
+                           fix="pick another name or pass override=True")
+        self._entries[name] = obj
+        if install_hint:
+            self._hints[name] = install_hint
+
+    def unregister(self, name: str) -> None:
+        """Remove ``name`` if present."""
+        self._entries.pop(name, None)
+        self._hints.pop(name, None)
+
+    def decorator(self, name: str) -> Callable[[T], T]:
+        """``@registry.decorator("name")`` registers the decorated class or function."""
+        def wrap(obj: T) -> T:
+            self.register(name, obj)
+            return obj
+        return wrap
+
+    def _scan_entry_points(self) -> None:
+        if self._scanned:
+            return
+        self._scanned = True
+        try:
+            from importlib.metadata import entry_points
+            eps = entry_points()
+            group = eps.select(group=self.entry_point_group) if hasattr(eps, "select") \
+                else eps.get(self.entry_point_group, [])  # type: ignore[union-attr]
+        except Exception:  # noqa: BLE001 - broken metadata must not break logging
+            return
+        for ep in group:
+            self._entries.setdefault(ep.name, ep.value)
+
+    def names(self) -> List[str]:
+        """All registered names, sorted."""
+        self._scan_entry_points()
+        return sorted(self._entries)
+
+    def __contains__(self, name: object) -> bool:
+        self._scan_entry_points()
+        return name in self._entries
+
+    def get(self, name: str) -> T:
+        """Return the plug-in registered as ``name``, importing it if it is a dotted path."""
+        self._scan_entry_points()
+        if name not in self._entries:
+            import difflib
+            close = difflib.get_close_matches(name, list(self._entries), n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise RLAError(f"Unknown {self.kind} {name!r}",
+                           expected=f"one of {', '.join(sorted(self._entries))}",
+                           found=repr(name),
+                           fix=f"{hint}use a registered name or register yours first")
+        obj = self._entries[name]
+        if isinstance(obj, str):
+            obj = self._load(name, obj)
+            self._entries[name] = obj
+        return obj  # type: ignore[return-value]
+
+    def _load(self, name: str, dotted: str) -> Any:
+        module_name, _, attr = dotted.partition(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            hint = self._hints.get(name, f"install the package providing {module_name}")
+            raise BackendNotInstalledError(
+                f"The {self.kind} {name!r} needs a package that is not installed",
+                expected=f"module {module_name} importable", found=str(exc), fix=hint) from exc
+        return getattr(module, attr) if attr else module

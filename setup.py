@@ -1,0 +1,54 @@
+"""Install RLA: ``pip install -e .`` (core) or ``pip install -e .[test]`` (everything the tests need)."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from setuptools import find_packages, setup
+
+HERE = Path(__file__).resolve().parent
+VERSION = re.search(r'__version__ = "([^"]+)"', (HERE / "RLA" / "version.py").read_text()).group(1)
+
+# torch is pinned to the one CPU build the project supports: an unpinned "torch"
+# would pull gigabytes of CUDA wheels.
+TORCH = "torch==2.13.0"
+
+EXTRAS = {
+    "torch": [TORCH],
+    "sb3": [TORCH, "stable-baselines3>=2.3", "gymnasium>=0.29"],
+    "video": ["imageio>=2.31", "imageio-ffmpeg>=0.4.9"],
+    "ftp": ["pyftpdlib>=1.5.9"],
+}
+EXTRAS["test"] = sorted({
+    TORCH, "pytest>=7.4", "pytest-timeout>=2.2", "pyftpdlib>=1.5.9", "tensorboard>=2.14",
+    "imageio>=2.31", "imageio-ffmpeg>=0.4.9", "gymnasium>=0.29", "stable-baselines3>=2.3",
+})
+EXTRAS["bench"] = sorted({TORCH, "mlflow>=2.10", "stable-baselines3>=2.3", "torchrl", "tensorboard>=2.14"})
+EXTRAS["all"] = sorted({dep for deps in EXTRAS.values() for dep in deps})
+
+setup(
+    name="RLA",
+    version=VERSION,
+    description="Experiment manager for reinforcement-learning research: every run is an item of a "
+                "database on the filesystem.",
+    long_description=(HERE / "README.md").read_text(encoding="utf-8") if (HERE / "README.md").exists() else "",
+    long_description_content_type="text/markdown",
+    python_requires=">=3.9",
+    packages=find_packages(include=["RLA", "RLA.*", "rla_scripts", "rla_scripts.*"]),
+    include_package_data=True,
+    install_requires=[
+        "numpy>=1.22",
+        "pyyaml>=5.4",
+        "gitpython>=3.1",
+        "tensorboardX>=2.6",
+        "pandas>=1.5",
+        "paramiko>=3.0",
+        "pathspec>=0.11",
+        "tqdm>=4.60",
+        "matplotlib>=3.5",
+    ],
+    extras_require=EXTRAS,
+    entry_points={
+        "console_scripts": ["rla = rla_scripts.cli:main"],
+    },
+)
