@@ -179,3 +179,59 @@ def iter_run_dirs(data_root: os.PathLike, data_type: str = LOG, task: Optional[s
 def list_tasks(data_root: os.PathLike, data_type: str = LOG) -> List[str]:
     """Every task that has at least one run of ``data_type``."""
     return sorted({run.task for run in iter_run_dirs(data_root, data_type)})
+
+
+def find_runs(data_root: os.PathLike, selector: str, task: Optional[str] = None,
+              data_type: str = LOG, archived: bool = False) -> List[RunLayout]:
+    """Runs whose index or ``<YYYY>/<MM>/<DD>/<name>`` matches ``selector``.
+
+    ``selector`` may be a full index (``task/YYYY/MM/DD/HH-MM-SS-ffffff``), a record date
+    (``YYYY/MM/DD/HH-MM-SS-ffffff``), any prefix of ``YYYY/MM/DD/<name>``, or a glob on it
+    (the original's "regex"). Runs are looked up under every data type when none is found
+    under ``data_type`` (logs may be missing for a run that only has a checkpoint).
+    """
+    import fnmatch
+
+    selector = selector.strip().rstrip("/")
+    if task is None:
+        # A full index carries its task: "<task>/<YYYY>/<MM>/<DD>/..."
+        match = re.match(rf"^(?P<task>.+?)/(?P<rest>{DATE_RE}(?:/.*)?)$", selector)
+        if match:
+            task, selector = match["task"], match["rest"]
+    has_glob = any(ch in selector for ch in "*?[")
+    found: Dict[str, RunLayout] = {}
+    types = [data_type] + [t for t in DATA_TYPES if t != data_type]
+    for kind in types:
+        for run in iter_run_dirs(data_root, kind, task=task, archived=archived):
+            rel = f"{run.date}/{run.name}"
+            hit = fnmatch.fnmatchcase(rel, selector) or fnmatch.fnmatchcase(rel, selector + "*") \
+                if has_glob else rel.startswith(selector)
+            if hit:
+                found.setdefault(run.relative, run)
+        if found:
+            break
+    return sorted(found.values(), key=lambda r: r.relative)
+
+
+def find_run(data_root: os.PathLike, selector: str, task: Optional[str] = None,
+             archived: bool = False) -> RunLayout:
+    """The one run matching ``selector`` (see :func:`find_runs`).
+
+    Raises:
+        RunNotFoundError: no run or several runs match.
+    """
+    from RLA.errors import RunNotFoundError
+
+    runs = find_runs(data_root, selector, task=task, archived=archived)
+    where = f"{data_root}" + (f" (task {task!r})" if task else "")
+    if not runs:
+        raise RunNotFoundError(f"No run matches {selector!r} in {where}",
+                               expected="an index like 'task/YYYY/MM/DD/HH-MM-SS-ffffff' or a unique "
+                                        "prefix/glob of 'YYYY/MM/DD/<name>'",
+                               found="no matching run", fix="run `rla list` to see the runs")
+    if len(runs) > 1:
+        shown = ", ".join(r.index for r in runs[:5]) + (" ..." if len(runs) > 5 else "")
+        raise RunNotFoundError(f"{len(runs)} runs match {selector!r} in {where}",
+                               expected="exactly one run", found=shown,
+                               fix="give a longer prefix or the full index")
+    return runs[0]
