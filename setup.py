@@ -36,6 +36,7 @@ setup(
     python_requires=">=3.9",
     packages=find_packages(include=["RLA", "RLA.*", "rla_scripts", "rla_scripts.*"]),
     include_package_data=True,
+    package_data={"RLA.config": ["*.yaml"]},
     install_requires=[
         "numpy>=1.22",
         "pyyaml>=5.4",

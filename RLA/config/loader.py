@@ -1,0 +1,140 @@
+"""Read ``rla_config.yaml`` (or a dict) into a validated :class:`RLAConfig`; the only YAML reader."""
+from __future__ import annotations
+
+import difflib
+import os
+from pathlib import Path
+from typing import Any, Dict, Mapping, Optional, Union
+
+from RLA.config.fields import validate_section
+from RLA.config.remote import RemoteSettings
+from RLA.config.schema import BackupConfig, ProjectType, RLAConfig
+from RLA.errors import ConfigError
+
+CONFIG_NAME = "rla_config.yaml"
+_SECTIONS = {"PROJECT_TYPE": ProjectType, "BACKUP_CONFIG": BackupConfig,
+             "REMOTE_SETTING": RemoteSettings}
+_SCALARS = {"LOG_USED", "DL_FRAMEWORK", "SEND_LOG_FILE", "DATA_ROOT", "HEARTBEAT_INTERVAL"}
+_FRAMEWORKS = ("torch", "tensorflow", "none")
+
+
+def read_yaml(path: Union[str, os.PathLike]) -> Any:
+    """Parse a YAML file safely.
+
+    Raises:
+        ConfigError: missing file or malformed YAML.
+    """
+    import yaml
+
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"Config file {path} not found", expected="an existing rla_config.yaml",
+                          found="no such file" if not path.exists() else "a directory",
+                          fix="create one with `rla init` or pass the right path to exp_manager.configure")
+    try:
+        with open(path, "r", encoding="utf-8") as handle:
+            return yaml.safe_load(handle)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise ConfigError(f"{path}: malformed YAML{where}", expected="valid YAML",
+                          found=str(getattr(exc, "problem", exc)),
+                          fix="fix the syntax (indentation, colons, quotes)") from exc
+
+
+def load_config(source: Union[str, os.PathLike, Mapping[str, Any], RLAConfig, None],
+                project_root: Optional[Union[str, os.PathLike]] = None) -> RLAConfig:
+    """Load and validate a configuration.
+
+    Args:
+        source: a path to ``rla_config.yaml``, a mapping with the same keys, an already
+            loaded :class:`RLAConfig`, or ``None`` for the defaults.
+        project_root: folder relative paths refer to (defaults to the file's folder, or the
+            current directory for a mapping).
+
+    Raises:
+        ConfigError: missing file, malformed YAML, unknown key, wrong type or bad value.
+    """
+    if isinstance(source, RLAConfig):
+        return source
+    if source is None:
+        raw: Any = {}
+        origin = "<defaults>"
+        file_path: Optional[Path] = None
+    elif isinstance(source, Mapping):
+        raw = dict(source)
+        origin = "<config dict>"
+        file_path = None
+    else:
+        file_path = Path(source).expanduser().resolve()
+        raw = read_yaml(file_path)
+        origin = str(file_path)
+        if raw is None:
+            raw = {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{origin}: the config is not a mapping", expected="top-level keys such as LOG_USED",
+                          found=f"{type(raw).__name__}", fix="write the config as 'KEY: value' lines")
+    root = Path(project_root).resolve() if project_root is not None else (
+        file_path.parent if file_path is not None else Path.cwd())
+    return _build(raw, origin, file_path, root)
+
+
+def _build(raw: Dict[str, Any], origin: str, file_path: Optional[Path], root: Path) -> RLAConfig:
+    known = set(_SECTIONS) | _SCALARS
+    values: Dict[str, Any] = {}
+    for key, value in raw.items():
+        if key not in known:
+            close = difflib.get_close_matches(str(key), sorted(known), n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]}? " if close else ""
+            raise ConfigError(f"{origin}: unknown key {key}", expected=f"one of {', '.join(sorted(known))}",
+                              found=str(key), fix=f"{hint}remove or rename the key")
+        if key in _SECTIONS:
+            values[key] = validate_section(_SECTIONS[key], value, origin, prefix=f"{key}.")
+    values.update(_scalars(raw, origin))
+    return RLAConfig(**values, source=file_path, project_root=root)
+
+
+def _scalars(raw: Dict[str, Any], origin: str) -> Dict[str, Any]:
+    out: Dict[str, Any] = {}
+    if raw.get("LOG_USED") is not None:
+        used = raw["LOG_USED"]
+        if isinstance(used, str):
+            used = [used]
+        if not isinstance(used, list) or not all(isinstance(u, str) for u in used):
+            raise ConfigError(f"{origin}: key LOG_USED has the wrong type",
+                              expected="a list of output format names, e.g. [stdout, log, csv, tensorboard]",
+                              found=repr(used), fix="write LOG_USED as a YAML list of names")
+        out["LOG_USED"] = list(dict.fromkeys(used))
+    if raw.get("DL_FRAMEWORK") is not None:
+        framework = raw["DL_FRAMEWORK"]
+        if not isinstance(framework, str) or framework.lower() not in _FRAMEWORKS:
+            raise ConfigError(f"{origin}: key DL_FRAMEWORK has a bad value", expected=f"one of {', '.join(_FRAMEWORKS)}",
+                              found=repr(framework), fix="choose the checkpoint backend of your framework")
+        out["DL_FRAMEWORK"] = framework.lower()
+    if raw.get("SEND_LOG_FILE") is not None:
+        if not isinstance(raw["SEND_LOG_FILE"], bool):
+            raise ConfigError(f"{origin}: key SEND_LOG_FILE has the wrong type", expected="true or false",
+                              found=repr(raw["SEND_LOG_FILE"]), fix="write SEND_LOG_FILE: true (or false)")
+        out["SEND_LOG_FILE"] = raw["SEND_LOG_FILE"]
+    if raw.get("DATA_ROOT") is not None:
+        if not isinstance(raw["DATA_ROOT"], str):
+            raise ConfigError(f"{origin}: key DATA_ROOT has the wrong type", expected="a path string",
+                              found=repr(raw["DATA_ROOT"]), fix="write DATA_ROOT: ./data (relative to the config)")
+        out["DATA_ROOT"] = raw["DATA_ROOT"]
+    if raw.get("HEARTBEAT_INTERVAL") is not None:
+        beat = raw["HEARTBEAT_INTERVAL"]
+        if isinstance(beat, bool) or not isinstance(beat, (int, float)) or beat <= 0:
+            raise ConfigError(f"{origin}: key HEARTBEAT_INTERVAL has a bad value", expected="a positive number of seconds",
+                              found=repr(beat), fix="write HEARTBEAT_INTERVAL: 30")
+        out["HEARTBEAT_INTERVAL"] = float(beat)
+    return out
+
+
+def find_config(start: Union[str, os.PathLike, None] = None) -> Optional[Path]:
+    """The nearest ``rla_config.yaml`` in ``start`` (default: cwd) or its parents."""
+    here = Path(start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        candidate = folder / CONFIG_NAME
+        if candidate.is_file():
+            return candidate
+    return None
