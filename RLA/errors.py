@@ -100,3 +100,14 @@ class CorruptSnapshotError(ReplayBufferError):
 
 class BackendNotInstalledError(RLAError):
     """An optional dependency needed for the requested feature is not installed."""
+
+
+class HyperParameterError(RLAError, KeyError):
+    """A tracked or requested hyper-parameter does not exist (also a ``KeyError``)."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return Exception.__str__(self)
+
+
+class RunStateError(RLAError):
+    """An operation needs a run that was not created yet (call ``log_files_gen()``)."""

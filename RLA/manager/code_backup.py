@@ -1,0 +1,155 @@
+"""Copy a run's source code into its ``code`` directory, honouring gitignore rules."""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Iterable, List, Optional, Sequence
+
+from RLA.errors import ConfigError
+
+#: Never copied whatever the rules say: VCS internals and Python caches.
+ALWAYS_SKIPPED_DIRS = {".git", ".hg", ".svn", "__pycache__", ".pytest_cache", ".mypy_cache", ".trash"}
+#: Text files larger than this are not scanned for secrets (they are still copied).
+_SCAN_LIMIT = 8 * 1024 * 1024
+
+
+class IgnoreRules:
+    """gitignore semantics for one or more ignore files.
+
+    Each file's patterns are matched against paths relative to the file's own folder, so
+    directory patterns (``build/``) and anchored patterns (``/data``) behave as in git.
+    """
+
+    def __init__(self, ignore_files: Sequence[Path]) -> None:
+        import pathspec
+
+        self._specs = []
+        for ignore_file in ignore_files:
+            lines = Path(ignore_file).read_text(encoding="utf-8", errors="replace").splitlines()
+            spec = pathspec.GitIgnoreSpec.from_lines(lines)
+            self._specs.append((Path(ignore_file).resolve().parent, spec))
+
+    def ignored(self, path: Path, is_dir: bool) -> bool:
+        """Whether ``path`` (absolute) is excluded by any of the rule files."""
+        for base, spec in self._specs:
+            try:
+                rel = path.resolve().relative_to(base).as_posix()
+            except ValueError:
+                continue  # rules of a folder apply only below it
+            if is_dir:
+                rel += "/"
+            if spec.match_file(rel):
+                return True
+        return False
+
+
+def _copy_tree(src: Path, dst: Path, rules: IgnoreRules, skip: Iterable[Path]) -> List[Path]:
+    copied: List[Path] = []
+    skip = [p.resolve() for p in skip]
+    for dirpath, dirnames, filenames in os.walk(src):
+        here = Path(dirpath)
+        kept = []
+        for name in sorted(dirnames):
+            full = here / name
+            if name in ALWAYS_SKIPPED_DIRS or rules.ignored(full, True) or \
+                    any(full.resolve() == s or s in full.resolve().parents for s in skip):
+                continue
+            kept.append(name)
+        dirnames[:] = kept
+        for name in sorted(filenames):
+            full = here / name
+            if rules.ignored(full, False) or full.is_symlink() and not full.exists():
+                continue
+            target = dst / full.relative_to(src)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(full, target)
+            copied.append(target)
+    return copied
+
+
+def _redact(files: Iterable[Path], secrets: Sequence[str]) -> None:
+    """Replace every occurrence of a secret in the copied files (never store secrets)."""
+    needles = [s.encode("utf-8") for s in secrets if s and len(s) >= 3]
+    if not needles:
+        return
+    for path in files:
+        try:
+            if path.stat().st_size > _SCAN_LIMIT:
+                continue
+            data = path.read_bytes()
+        except OSError:
+            continue
+        new = data
+        for needle in needles:
+            new = new.replace(needle, b"<redacted>")
+        if new != data:
+            path.write_bytes(new)
+
+
+def backup_code(code_dir: Path, project_root: Path, mode: str, backup_dirs: Sequence[str],
+                lib_dir: str, ignore_files: Sequence[Path], run_files: Sequence[Path],
+                skip: Sequence[Path] = (), secrets: Sequence[str] = ()) -> List[Path]:
+    """Copy the code of a run.
+
+    Args:
+        code_dir: destination (the run's ``code`` directory, already created).
+        project_root: folder that relative entries refer to (the config's folder).
+        mode: ``source`` (copy ``backup_dirs``) or ``lib`` (copy ``lib_dir``).
+        backup_dirs: folders or single files to copy in ``source`` mode.
+        lib_dir: built library folder for ``lib`` mode.
+        ignore_files: gitignore-style files whose rules exclude paths.
+        run_files: entry scripts copied flat into ``code_dir``.
+        skip: folders never copied (e.g. the data root when it lies inside the project).
+        secrets: strings replaced by ``<redacted>`` in every copied file.
+
+    Returns:
+        The copied files.
+
+    Raises:
+        ConfigError: a listed folder/file or the lib dir does not exist.
+    """
+    rules = IgnoreRules([p for p in ignore_files if Path(p).is_file()])
+    copied: List[Path] = []
+    if mode == "source":
+        entries = [(project_root / entry, entry) for entry in backup_dirs]
+    elif mode == "lib":
+        entries = [(project_root / lib_dir, None)]
+    else:  # validated by the config already; kept for direct callers
+        raise ConfigError("Unknown code backup mode", expected="'source' or 'lib'", found=repr(mode),
+                          fix="set PROJECT_TYPE.backup_code_by")
+    for src, name in entries:
+        src = src.resolve()
+        if not src.exists():
+            key = "BACKUP_CONFIG.backup_code_dir" if mode == "source" else "BACKUP_CONFIG.lib_dir"
+            raise ConfigError(f"The code backup source {src} does not exist", expected=f"an existing path ({key})",
+                              found="no such file or directory",
+                              fix=f"fix {key} (relative to {project_root}) or create it")
+        target = code_dir / (name if name is not None else "")
+        if src.is_dir():
+            copied += _copy_tree(src, target.resolve() if name is not None else code_dir, rules, skip)
+        elif not rules.ignored(src, False):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, target)
+            copied.append(target)
+    for run_file in run_files:
+        run_file = Path(run_file)
+        if not run_file.is_file():
+            raise ConfigError(f"run_file {run_file} does not exist", expected="the path of an existing script",
+                              found="no such file", fix="pass run_file=__file__ or a correct path")
+        target = code_dir / run_file.name
+        shutil.copy2(run_file, target)
+        copied.append(target)
+    _redact(copied, secrets)
+    return copied
+
+
+def default_ignore_files(project_root: Path, configured: Optional[Sequence[str]],
+                         explicit: Optional[str]) -> List[Path]:
+    """The ignore files in force: ``ignore_file_path``, else the config's list, else ``.gitignore``."""
+    if explicit:
+        return [Path(explicit).expanduser().resolve()]
+    if configured is not None:
+        return [(project_root / p).resolve() for p in configured]
+    default = project_root / ".gitignore"
+    return [default] if default.is_file() else []

@@ -1,0 +1,1 @@
+"""The 'research code' of the simplest example: a noisy bandit learner in numpy."""
