@@ -3,16 +3,37 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Optional
+from typing import List, Optional
 
 from RLA.config.fields import option
 
 PASSWORD_ENV = "RLA_REMOTE_PASSWORD"
 
+#: Data types synced when ``sync_types`` is not given (checkpoints and replay on request).
+DEFAULT_SYNC_TYPES = ("log", "code", "results", "archive_tester")
+_ALL_TYPES = ("log", "code", "checkpoint", "results", "replay", "archive_tester")
+HOST_KEY_POLICIES = ("reject", "trust_on_first_use")
+
+
+def _non_negative(value: float) -> float:
+    if value < 0:
+        raise ValueError("use a number >= 0")
+    return value
+
+
+def _positive(value: float) -> float:
+    if value <= 0:
+        raise ValueError("use a number > 0")
+    return value
+
 
 @dataclass(frozen=True)
 class RemoteSettings:
-    """Settings of the main node (the sync target)."""
+    """Settings of the main node (the sync target).
+
+    The password is never part of ``repr`` or of :func:`RLA.config.fields.public_dict`;
+    read it with :meth:`resolved_password`.
+    """
 
     file_transfer_protocol: str = option("sftp", choices=("sftp", "ftp", "local"),
                                          doc="transport used to reach the main node")
@@ -23,10 +44,30 @@ class RemoteSettings:
                                      doc=f"password; prefer the environment variable {PASSWORD_ENV} or an SSH key")
     remote_data_root: Optional[str] = option(None, aliases=("remote_log_root",),
                                              doc="data_root of the database on the main node")
+    key_filename: Optional[str] = option(None, doc="SSH private key file (relative to the config's folder)")
+    allow_agent: bool = option(True, types=(bool,), doc="let SFTP authenticate through a running ssh-agent")
+    known_hosts: Optional[str] = option(None, doc="known_hosts file checked for the server's host key "
+                                                  "(default ~/.ssh/known_hosts)")
+    host_key_policy: str = option("reject", choices=HOST_KEY_POLICIES,
+                                  doc="unknown host key: 'reject' it, or 'trust_on_first_use' and record it")
+    sync_types: List[str] = option(types=(list,), list_of=(str,), choices=_ALL_TYPES,
+                                   default_factory=lambda: list(DEFAULT_SYNC_TYPES),
+                                   doc="data types pushed and pulled")
+    background: bool = option(False, types=(bool,), doc="sync_log_file() returns at once; a thread sends")
+    retries: int = option(3, types=(int,), convert=_non_negative,
+                          doc="reconnect attempts after a transport failure")
+    backoff: float = option(1.0, types=(float,), convert=_non_negative,
+                            doc="seconds before the first retry; doubled after each failure")
+    timeout: float = option(30.0, types=(float,), convert=_positive,
+                            doc="seconds before a connection or a transfer is given up")
 
     def resolved_password(self) -> Optional[str]:
         """The password from ``RLA_REMOTE_PASSWORD`` if set, else from the config."""
         return os.environ.get(PASSWORD_ENV) or self.password
+
+    def password_from_config(self) -> bool:
+        """Whether the password comes from the config file (which deserves a warning)."""
+        return bool(self.password) and not os.environ.get(PASSWORD_ENV)
 
     def __repr__(self) -> str:  # never show the password
         shown = ", ".join(f"{k}={getattr(self, k)!r}" for k in self.__dataclass_fields__
