@@ -1,0 +1,60 @@
+"""Query the database: list runs as a DataFrame, select them with typed filters, load curves.
+
+Example::
+
+    from RLA import query
+    frame = query.list_runs("./data", task="demo",
+                            where="algo in ['sac', 'td3'] and lr >= 1e-4 and last('return') > 100")
+    curves = query.load_curves(frame, ["return"])   # index, metric, time-step, value
+
+The SQLite catalog ``<data_root>/.rla_index.sqlite`` only caches what the directory tree
+holds; it is refreshed on every call and rebuilt when missing, stale or corrupt.
+"""
+from __future__ import annotations
+
+import os
+import warnings
+from typing import Any, Optional, Sequence, Union
+
+from RLA.query.catalog import Catalog
+from RLA.query.curves import load_curves
+from RLA.query.expr import Query, parse_query
+from RLA.query.frame import metric_column, rows_to_frame
+from RLA.query.selection import RunRow, Selection, parse_when, select_runs
+
+
+class BrokenRunWarning(UserWarning):
+    """A run could not be read (corrupt ``run.json`` or ``progress.csv``) and was skipped."""
+
+
+def warn_skipped(selection: Selection) -> None:
+    """Emit one :class:`BrokenRunWarning` per run left out of ``selection``."""
+    for index, problem in selection.skipped:
+        warnings.warn(f"skipped run {index}: {problem}", BrokenRunWarning, stacklevel=3)
+
+
+def list_runs(data_root: Union[str, os.PathLike], task: Optional[str] = None,
+              regex: Union[str, Sequence[str], None] = None, where: Optional[str] = None,
+              since: Any = None, until: Any = None, status: Union[str, Sequence[str], None] = None,
+              archived: Optional[bool] = False, include_broken: bool = False,
+              stats: Sequence[str] = ("last", "min", "max")) -> Any:
+    """List runs as a DataFrame: one row per run.
+
+    Columns: ``index, task, status, start_time, end_time, host, ip, archived, time_step,
+    n_rows, param_source, name, log_dir``, then each hyper-parameter (typed; dotted names for
+    nested ones), then ``last(m)``, ``min(m)``, ``max(m)`` for each scalar ``m``. The list
+    of skipped broken runs is in ``frame.attrs['skipped']`` (and emitted as warnings).
+
+    See :func:`select_runs` for the filters and the errors raised.
+    """
+    selection = select_runs(data_root, task=task, regex=regex, where=where, since=since,
+                            until=until, status=status, archived=archived,
+                            include_broken=include_broken)
+    warn_skipped(selection)
+    frame = rows_to_frame(selection.runs, stats)
+    frame.attrs["skipped"] = list(selection.skipped)
+    return frame
+
+
+__all__ = ["BrokenRunWarning", "Catalog", "Query", "RunRow", "Selection", "list_runs", "load_curves",
+           "metric_column", "parse_query", "parse_when", "rows_to_frame", "select_runs", "warn_skipped"]

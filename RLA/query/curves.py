@@ -1,0 +1,116 @@
+"""Load the learning curves of selected runs as one long DataFrame."""
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Any, Iterable, List, Optional, Sequence, Tuple, Union
+
+from RLA.errors import QueryError, RunNotFoundError
+from RLA.layout import PROGRESS_CSV
+from RLA.query.selection import RunRow
+
+#: Columns of the frame :func:`load_curves` returns (``x`` is renamed to the x key).
+CURVE_COLUMNS = ("index", "metric", "x", "value")
+
+
+def _sources(runs: Any) -> List[Tuple[str, Path]]:
+    """``(index, log_dir)`` pairs from RunRows, a :func:`list_runs` frame or a Selection."""
+    if hasattr(runs, "runs"):
+        runs = runs.runs
+    if hasattr(runs, "columns") and hasattr(runs, "iterrows"):  # a DataFrame
+        if "log_dir" not in runs.columns or "index" not in runs.columns:
+            raise QueryError("Cannot load curves from this DataFrame", expected="the frame of "
+                             "RLA.query.list_runs (columns 'index' and 'log_dir')",
+                             found=f"columns {list(runs.columns)[:8]}", fix="pass list_runs(...) output")
+        return [(str(i), Path(d)) for i, d in zip(runs["index"], runs["log_dir"])]
+    out = []
+    for row in runs:
+        if not isinstance(row, RunRow):
+            raise QueryError("Cannot load curves from this object", expected="RunRow objects, a "
+                             "Selection or a list_runs DataFrame", found=type(row).__name__,
+                             fix="select runs with RLA.query.select_runs or list_runs first")
+        out.append((row.index, row.layout.log_dir))
+    return out
+
+
+def read_progress(log_dir: Path, columns: Sequence[str]) -> Any:
+    """Read the wanted columns of a run's ``progress.csv`` (missing columns are absent)."""
+    import pandas as pd
+
+    path = Path(log_dir) / PROGRESS_CSV
+    wanted = set(columns)
+    try:
+        return pd.read_csv(path, usecols=lambda c: c in wanted, low_memory=False)
+    except (FileNotFoundError, pd.errors.EmptyDataError):
+        return pd.DataFrame(columns=list(columns))
+
+
+def _all_columns(sources: Iterable[Tuple[str, Path]]) -> set:
+    import pandas as pd
+
+    columns: set = set()
+    for _, log_dir in sources:
+        try:
+            columns.update(str(c) for c in pd.read_csv(Path(log_dir) / PROGRESS_CSV, nrows=0).columns)
+        except (OSError, ValueError, pd.errors.EmptyDataError):
+            continue
+    return columns
+
+
+def load_curves(runs: Any, metrics: Union[str, Sequence[str]], x: str = "time-step",
+                x_bound: Optional[Union[float, Tuple[float, float]]] = None,
+                strict: bool = True) -> Any:
+    """Load ``metrics`` of ``runs`` as a long DataFrame ``index, metric, <x>, value``.
+
+    Rows whose x or value is missing are dropped; each run's rows keep their file order.
+
+    Args:
+        runs: a :class:`Selection`, a list of :class:`RunRow`, or the frame of ``list_runs``.
+        metrics: column names of ``progress.csv``.
+        x: the x column (``time-step`` by default; ``timestamp`` or any metric works).
+        x_bound: keep ``x <= bound`` (a number) or ``low <= x <= high`` (a pair).
+        strict: raise when a metric is in no run (else return what exists).
+
+    Raises:
+        RunNotFoundError: no runs were given.
+        QueryError: a metric (or the x column) that none of the runs logged.
+    """
+    import numpy as np
+    import pandas as pd
+
+    metrics = [metrics] if isinstance(metrics, str) else list(metrics)
+    sources = _sources(runs)
+    if not sources:
+        raise RunNotFoundError("No runs to load curves from", expected="at least one selected run",
+                               found="an empty selection", fix="widen the task/regex/where filters")
+    pieces = []
+    seen: set = set()
+    for index, log_dir in sources:
+        frame = read_progress(log_dir, [x] + metrics)
+        seen.update(frame.columns)
+        if x not in frame.columns:
+            continue
+        xs = pd.to_numeric(frame[x], errors="coerce").to_numpy(dtype=float)
+        for metric in metrics:
+            if metric not in frame.columns or metric == x:
+                continue
+            ys = pd.to_numeric(frame[metric], errors="coerce").to_numpy(dtype=float)
+            keep = np.isfinite(xs) & np.isfinite(ys)
+            if x_bound is not None:
+                low, high = (x_bound if isinstance(x_bound, (tuple, list)) else (-np.inf, x_bound))
+                keep &= (xs >= low) & (xs <= high)
+            if keep.any():
+                pieces.append(pd.DataFrame({"index": index, "metric": metric,
+                                            x: xs[keep], "value": ys[keep]}))
+    missing = [m for m in [x] + metrics if m not in seen]
+    if missing and strict:
+        columns = sorted(_all_columns(sources[:20]))
+        close = difflib.get_close_matches(missing[0], columns, n=1)
+        raise QueryError(f"No selected run logged {missing[0]!r}",
+                         expected=f"a progress.csv column of the selected runs ({', '.join(columns[:12]) or 'none'})",
+                         found=f"{len(sources)} runs without {', '.join(missing)}",
+                         fix=f"did you mean {close[0]!r}" if close else "check the metric names")
+    if not pieces:
+        return pd.DataFrame({"index": pd.Series(dtype=object), "metric": pd.Series(dtype=object),
+                             x: pd.Series(dtype=float), "value": pd.Series(dtype=float)})
+    return pd.concat(pieces, ignore_index=True)

@@ -1,0 +1,330 @@
+"""The query language: parse a typed filter expression safely and evaluate it on runs.
+
+Grammar (a subset of Python expressions, parsed with :func:`ast.parse` and checked node by
+node against a whitelist, never evaluated by Python)::
+
+    expr     := expr 'or' expr | expr 'and' expr | 'not' expr | '(' expr ')' | compare
+    compare  := operand (('=='|'!='|'<'|'<='|'>'|'>='|'in'|'not in'|'is'|'is not') operand)+
+    operand  := NAME ('.' NAME)* | literal | '[' literal, ... ']' | FUNC '(' 'metric' ')'
+                | operand ('+'|'-'|'*'|'/') operand | '-' operand
+    FUNC     := last | min | max         (over a run's progress.csv column)
+              | matches(NAME, 'regex')   (regular-expression search on a value's text)
+
+Names are hyper-parameters (dotted for nested ones, e.g. ``net.hidden``) or run columns
+(``task``, ``status``, ``host``, ``ip``, ``index``, ``name``, ``time_step`` ...); a
+hyper-parameter shadows a run column of the same name. Values are typed: numbers compare
+numerically, a number written as text (legacy runs) is converted before comparing. A run
+that lacks a name compares unequal to everything except ``None`` (``lr is None``).
+"""
+from __future__ import annotations
+
+import ast
+import math
+import operator
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, FrozenSet, Optional, Set, Tuple
+
+from RLA.errors import QueryError
+
+#: Aggregate functions over a metric column.
+METRIC_FUNCS = ("last", "min", "max")
+_FUNCS = METRIC_FUNCS + ("matches",)
+_MISSING = None
+
+Getter = Callable[["RowView"], Any]
+
+
+class RowView:
+    """What an expression sees of one run: ``value(name)`` and ``metric(func, name)``."""
+
+    def __init__(self, values: Dict[str, Any], metrics: Dict[str, Any]) -> None:
+        self.values = values
+        self.metrics = metrics
+
+    def value(self, name: str) -> Any:
+        return self.values.get(name, _MISSING)
+
+    def metric(self, func: str, name: str) -> Any:
+        stats = self.metrics.get(name)
+        if not stats:
+            return _MISSING
+        return stats[METRIC_FUNCS.index(func)]
+
+
+def caret(text: str, offset: int) -> str:
+    """``text`` followed by a line with ``^`` under the 0-based ``offset``."""
+    offset = max(0, min(offset, len(text)))
+    return f"\n    {text}\n    {' ' * offset}^"
+
+
+def _error(text: str, offset: int, problem: str, expected: str, fix: str) -> QueryError:
+    return QueryError(f"{problem} at column {offset + 1}", expected=expected,
+                      found=caret(text, offset), fix=fix)
+
+
+# -- value semantics ----------------------------------------------------------------------
+def _number(value: Any) -> Optional[float]:
+    if isinstance(value, (int, float)) and not isinstance(value, complex):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    return None
+
+
+def _coerce(a: Any, b: Any) -> Tuple[Any, Any]:
+    """Make a number written as text comparable with a number."""
+    a_num = isinstance(a, (int, float))
+    b_num = isinstance(b, (int, float))
+    if a_num and isinstance(b, str):
+        nb = _number(b)
+        return (a, nb) if nb is not None else (a, b)
+    if b_num and isinstance(a, str):
+        na = _number(a)
+        return (na, b) if na is not None else (a, b)
+    if isinstance(a, tuple):
+        a = list(a)
+    if isinstance(b, tuple):
+        b = list(b)
+    return a, b
+
+
+def _eq(a: Any, b: Any) -> bool:
+    if a is None or b is None:
+        return a is b
+    a, b = _coerce(a, b)
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001 - exotic values compare unequal
+        return False
+
+
+def _ordered(op: Callable[[Any, Any], bool]) -> Callable[[Any, Any], bool]:
+    def compare(a: Any, b: Any) -> bool:
+        if a is None or b is None:
+            return False
+        a, b = _coerce(a, b)
+        if isinstance(a, float) and math.isnan(a) or isinstance(b, float) and math.isnan(b):
+            return False
+        try:
+            return bool(op(a, b))
+        except TypeError:
+            return False
+    return compare
+
+
+def _contains(a: Any, b: Any) -> bool:
+    if isinstance(b, str):
+        return isinstance(a, str) and a in b
+    if isinstance(b, (list, tuple, set, frozenset)):
+        return any(_eq(a, item) for item in b)
+    return False
+
+
+_COMPARE: Dict[type, Callable[[Any, Any], bool]] = {
+    ast.Eq: _eq,
+    ast.NotEq: lambda a, b: not _eq(a, b),
+    ast.Lt: _ordered(operator.lt), ast.LtE: _ordered(operator.le),
+    ast.Gt: _ordered(operator.gt), ast.GtE: _ordered(operator.ge),
+    ast.In: _contains, ast.NotIn: lambda a, b: not _contains(a, b),
+    ast.Is: lambda a, b: a is None and b is None if (a is None or b is None) else _eq(a, b),
+    ast.IsNot: lambda a, b: not (a is None and b is None) if (a is None or b is None) else not _eq(a, b),
+}
+_ARITH: Dict[type, Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+}
+
+
+def _arith(op: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    def apply(a: Any, b: Any) -> Any:
+        na, nb = _number(a), _number(b)
+        if na is None or nb is None:
+            return None
+        try:
+            return op(na, nb)
+        except ZeroDivisionError:
+            return None
+    return apply
+
+
+@dataclass(frozen=True)
+class Query:
+    """A parsed expression: call :meth:`matches` on a :class:`RowView`.
+
+    Attributes:
+        text: the expression as written.
+        names: hyper-parameter / column names it reads.
+        metrics: metric columns it reads through ``last``/``min``/``max``.
+    """
+
+    text: str
+    predicate: Callable[[RowView], Any] = field(repr=False)
+    names: FrozenSet[str] = frozenset()
+    metrics: FrozenSet[str] = frozenset()
+    positions: Tuple[Tuple[str, int], ...] = ()
+
+    def matches(self, row: RowView) -> bool:
+        """Whether the run satisfies the expression."""
+        return bool(self.predicate(row))
+
+    def position(self, name: str) -> int:
+        """Column where ``name`` first appears (for error carets)."""
+        for item, col in self.positions:
+            if item == name:
+                return col
+        return 0
+
+
+class _Compiler:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.names: Set[str] = set()
+        self.metrics: Set[str] = set()
+        self.positions: list = []
+
+    def fail(self, node: ast.AST, problem: str, fix: str) -> QueryError:
+        return _error(self.text, getattr(node, "col_offset", 0), problem,
+                      expected="comparisons of hyper-parameters/metrics joined by and/or/not, "
+                               "e.g. \"algo in ['sac', 'td3'] and lr >= 1e-4 and last('return') > 100\"",
+                      fix=fix)
+
+    def literal(self, node: ast.AST) -> Any:
+        if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, float, bool, type(None))):
+            return node.value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            value = self.literal(node.operand)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                return -value if isinstance(node.op, ast.USub) else value
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            return [self.literal(item) for item in node.elts]
+        raise self.fail(node, "Not a literal", "use numbers, quoted strings, True/False/None or [lists] of them")
+
+    def dotted(self, node: ast.AST) -> Optional[str]:
+        if isinstance(node, ast.Name):
+            return node.id
+        if isinstance(node, ast.Attribute):
+            base = self.dotted(node.value)
+            return f"{base}.{node.attr}" if base else None
+        return None
+
+    def operand(self, node: ast.AST) -> Getter:
+        name = self.dotted(node)
+        if name is not None:
+            self.names.add(name)
+            self.positions.append((name, node.col_offset))
+            return lambda row, _n=name: row.value(_n)
+        if isinstance(node, ast.Call):
+            return self.call(node)
+        if isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
+            left, right, op = self.operand(node.left), self.operand(node.right), _arith(_ARITH[type(node.op)])
+            return lambda row: op(left(row), right(row))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)) \
+                and not isinstance(node.operand, ast.Constant):
+            inner = self.operand(node.operand)
+            sign = -1.0 if isinstance(node.op, ast.USub) else 1.0
+            return lambda row: (lambda v: None if v is None else sign * v)(_number(inner(row)))
+        if isinstance(node, (ast.Compare, ast.BoolOp)) or \
+                isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            return self.boolean(node)
+        value = self.literal(node)
+        return lambda row, _v=value: _v
+
+    def call(self, node: ast.Call) -> Getter:
+        func = node.func.id if isinstance(node.func, ast.Name) else None
+        if func not in _FUNCS or node.keywords:
+            raise self.fail(node, f"Unknown function {ast.unparse(node.func)!r}",
+                            "use last('metric'), min('metric'), max('metric') or matches(name, 'regex')")
+        if func == "matches":
+            if len(node.args) != 2:
+                raise self.fail(node, "matches() takes two arguments", "write matches(name, 'regex')")
+            target = self.operand(node.args[0])
+            pattern = self.literal(node.args[1])
+            if not isinstance(pattern, str):
+                raise self.fail(node.args[1], "matches() needs a quoted regex", "write matches(name, 'regex')")
+            try:
+                regex = re.compile(pattern)
+            except re.error as exc:
+                raise self.fail(node.args[1], f"Bad regular expression ({exc})", "fix the pattern") from exc
+            return lambda row: (lambda v: v is not None and regex.search(str(v)) is not None)(target(row))
+        if len(node.args) != 1 or not isinstance(node.args[0], ast.Constant) \
+                or not isinstance(node.args[0].value, str):
+            raise self.fail(node, f"{func}() takes one quoted metric name", f"write {func}('return')")
+        metric = node.args[0].value
+        self.metrics.add(metric)
+        self.positions.append((f"{func}('{metric}')", node.col_offset))
+        self.positions.append((metric, node.col_offset))
+        return lambda row, _f=func, _m=metric: row.metric(_f, _m)
+
+    def compare(self, node: ast.Compare) -> Getter:
+        getters = [self.operand(node.left)] + [self.operand(c) for c in node.comparators]
+        ops = []
+        for op in node.ops:
+            if type(op) not in _COMPARE:
+                raise self.fail(node, f"Unsupported operator {type(op).__name__}", "use == != < <= > >= in")
+            ops.append(_COMPARE[type(op)])
+
+        def evaluate(row: RowView) -> bool:
+            left = getters[0](row)
+            for op, getter in zip(ops, getters[1:]):
+                right = getter(row)
+                if not op(left, right):
+                    return False
+                left = right
+            return True
+        return evaluate
+
+    def boolean(self, node: ast.AST) -> Getter:
+        if isinstance(node, ast.BoolOp):
+            parts = [self.boolean(v) for v in node.values]
+            if isinstance(node.op, ast.And):
+                return lambda row: all(part(row) for part in parts)
+            return lambda row: any(part(row) for part in parts)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            inner = self.boolean(node.operand)
+            return lambda row: not inner(row)
+        if isinstance(node, ast.Compare):
+            return self.compare(node)
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "matches":
+            return self.call(node)
+        if isinstance(node, ast.Constant) and isinstance(node.value, bool):
+            return lambda row, _v=node.value: _v
+        name = self.dotted(node)
+        if name is not None:  # a bare boolean hyper-parameter: `use_gae and lr < 1`
+            getter = self.operand(node)
+            return lambda row: getter(row) is True or getter(row) == 1
+        raise self.fail(node, f"Unsupported expression {ast.unparse(node)!r}",
+                        "write a comparison such as lr >= 1e-4")
+
+
+def parse_query(text: str) -> Query:
+    """Parse ``text`` into a :class:`Query`.
+
+    Raises:
+        QueryError: a syntax error (with a caret under the position) or a construct
+            outside the grammar (function calls other than last/min/max/matches,
+            attribute access on values, subscripts, lambdas, ...).
+    """
+    text = text.strip()
+    if not text:
+        raise QueryError("Empty query", expected="an expression such as \"lr >= 1e-4\"",
+                         found="''", fix="drop --where or write a condition")
+    if len(text) > 10_000:
+        raise QueryError("Query too long", expected="at most 10000 characters",
+                         found=f"{len(text)} characters", fix="simplify the expression")
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError as exc:
+        offset = (exc.offset or 1) - 1
+        hint = "use == to compare, and/or/not to combine, quotes around strings"
+        if re.search(r"(?<![=!<>])=(?!=)", text):
+            hint = "use == (not =) to test equality"
+        raise _error(text, offset, f"Syntax error in query ({exc.msg})",
+                     expected="a Python-like boolean expression", fix=hint) from None
+    compiler = _Compiler(text)
+    predicate = compiler.boolean(tree.body)
+    return Query(text=text, predicate=predicate, names=frozenset(compiler.names),
+                 metrics=frozenset(compiler.metrics), positions=tuple(compiler.positions))

@@ -1,0 +1,66 @@
+"""Turn selected runs into the one-row-per-run pandas DataFrame users query."""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Sequence
+
+from RLA.query.expr import METRIC_FUNCS
+from RLA.query.selection import RunRow, _name_ip
+
+#: Leading columns, in order; hyper-parameters then ``last(m)``/``min(m)``/``max(m)`` follow.
+BASE_COLUMNS = ["index", "task", "status", "start_time", "end_time", "host", "ip", "archived",
+                "time_step", "n_rows", "param_source", "name", "log_dir"]
+
+
+def metric_column(func: str, metric: str) -> str:
+    """Name of a metric summary column, e.g. ``last(return)``."""
+    return f"{func}({metric})"
+
+
+def _local_time(text: Any) -> Any:
+    from RLA.manager.run_info import parse_time
+
+    when = parse_time(text) if isinstance(text, str) else None
+    if when is None:
+        return None
+    return when.astimezone().replace(tzinfo=None) if when.tzinfo else when
+
+
+def rows_to_frame(rows: Sequence[RunRow], stats: Sequence[str] = METRIC_FUNCS) -> Any:
+    """Build the DataFrame of :func:`RLA.query.list_runs` from selected runs.
+
+    Args:
+        rows: the runs.
+        stats: which metric summaries become columns (subset of last, min, max).
+    """
+    import pandas as pd
+
+    records: List[Dict[str, Any]] = []
+    param_keys: Dict[str, None] = {}
+    metric_keys: Dict[str, None] = {}
+    for row in rows:
+        info = row.record.info
+        item: Dict[str, Any] = {
+            "index": row.index, "task": row.layout.task, "status": row.status,
+            "start_time": row.start_time, "end_time": info.get("end_time"),
+            "host": info.get("host"), "ip": info.get("ip") or _name_ip(row.layout.name), "archived": row.layout.archived,
+            "time_step": row.record.time_step, "n_rows": row.record.n_rows,
+            "param_source": row.record.param_source, "name": row.layout.name,
+            "log_dir": str(row.layout.log_dir),
+        }
+        for key, value in row.record.params.items():
+            param_keys.setdefault(key, None)
+            item[key] = tuple(value) if isinstance(value, list) else value
+        for metric, triple in row.record.metrics.items():
+            metric_keys.setdefault(metric, None)
+            for func in stats:
+                item[metric_column(func, metric)] = triple[METRIC_FUNCS.index(func)]
+        records.append(item)
+    params = sorted(k for k in param_keys if k not in BASE_COLUMNS)
+    metric_cols = [metric_column(f, m) for m in sorted(metric_keys) for f in stats]
+    frame = pd.DataFrame.from_records(records, columns=BASE_COLUMNS + params + metric_cols)
+    if len(frame):
+        frame["start_time"] = pd.to_datetime(frame["start_time"])
+        frame["end_time"] = pd.to_datetime(frame["end_time"].map(_local_time), errors="coerce")
+    frame.attrs["param_columns"] = params
+    frame.attrs["metric_columns"] = metric_cols
+    return frame

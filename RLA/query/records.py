@@ -1,0 +1,267 @@
+"""Read one run from disk into a flat :class:`RunRecord` (hyper-parameters, status, metrics).
+
+Hyper-parameters come from the first source that has them: ``run.json``, then
+``code/.../parameter.json``, then the ``archive_tester`` JSON, then ``backup.txt`` lines
+(``[BACKUP] 0 : key: lr, value: 0.001``), then the ``&k=v`` part of the run's name. Runs of
+the original project (no ``run.json``) and runs synced from another machine (logs only)
+are therefore read too. A problem in one run (corrupt ``run.json`` or ``progress.csv``) is
+recorded in :attr:`RunRecord.problems`, never raised.
+"""
+from __future__ import annotations
+
+import ast
+import csv
+import json
+import math
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+from RLA.layout import ARCHIVE_TESTER, CODE, PROGRESS_CSV, RUN_INFO_FILE, RunLayout
+from RLA.naming import index_time, parse_run_name
+
+#: Columns of ``progress.csv`` that are axes, not metrics.
+AXIS_COLUMNS = ("time-step", "timestamp")
+PARAMETER_FILE = "parameter.json"
+BACKUP_FILE = "backup.txt"
+_BACKUP_RE = re.compile(r"^\[BACKUP\][^:]*:\s*key:\s*(?P<key>.+?),\s*value:\s*(?P<value>.*)$")
+
+
+@dataclass
+class RunRecord:
+    """Everything the catalog stores about one run (JSON-able).
+
+    Attributes:
+        relative: ``<task>/<YYYY>/<MM>/<DD>/<name>``.
+        archived: whether the run lives under ``arc/``.
+        info: the raw ``run.json`` (empty when the run has none).
+        params: flattened hyper-parameters (dotted keys for nested dicts), typed.
+        param_source: which file the hyper-parameters came from.
+        metrics: ``{metric: [last, min, max]}`` over ``progress.csv`` (NaN-free).
+        time_step: the largest ``time-step`` logged (0 without progress).
+        n_rows: rows in ``progress.csv``.
+        problems: human-readable problems found while reading (the run is "broken").
+        signature: file stats the record was built from (for incremental refresh).
+    """
+
+    relative: str
+    archived: bool = False
+    info: Dict[str, Any] = field(default_factory=dict)
+    params: Dict[str, Any] = field(default_factory=dict)
+    tracked: List[str] = field(default_factory=list)
+    param_source: str = "none"
+    metrics: Dict[str, List[float]] = field(default_factory=dict)
+    time_step: float = 0
+    n_rows: int = 0
+    problems: List[str] = field(default_factory=list)
+    signature: str = ""
+
+
+def flatten(params: Dict[str, Any], prefix: str = "") -> Dict[str, Any]:
+    """Flatten nested dicts into dotted keys (``{'net': {'h': 64}}`` -> ``{'net.h': 64}``)."""
+    out: Dict[str, Any] = {}
+    for key, value in params.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and value:
+            out.update(flatten(value, name + "."))
+        else:
+            out[name] = value
+    return out
+
+
+def literal(text: str) -> Any:
+    """Type a value written as text (``'0.001'`` -> 0.001, ``'True'`` -> True); else the text."""
+    text = text.strip()
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+        pass
+    lowered = text.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    if lowered in ("none", "null"):
+        return None
+    return text
+
+
+def _stat_sig(path: "os.PathLike[str] | str") -> str:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return "-"
+    return f"{st.st_mtime_ns}:{st.st_size}"
+
+
+def signature(run: RunLayout, log_root: Optional[str] = None) -> str:
+    """The stats of the files a record is built from; a change means "re-read this run".
+
+    Args:
+        run: the run.
+        log_root: ``os.fspath(run.type_root('log'))`` when the caller has it (faster).
+    """
+    log_dir = os.path.join(log_root, run.relative) if log_root is not None else os.fspath(run.log_dir)
+    parts = [_stat_sig(os.path.join(log_dir, RUN_INFO_FILE)), _stat_sig(os.path.join(log_dir, PROGRESS_CSV))]
+    if parts[0] == "-":  # legacy / synced runs: every fallback source counts
+        parts += [_stat_sig(run.code_dir / PARAMETER_FILE), _stat_sig(os.path.join(log_dir, BACKUP_FILE)),
+                  _stat_sig(run.path(ARCHIVE_TESTER))]
+    return "|".join(parts)
+
+
+def _read_json_dict(path: Path) -> Optional[Dict[str, Any]]:
+    with open(path, "r", encoding="utf-8") as handle:
+        data = json.load(handle)
+    if not isinstance(data, dict):
+        raise ValueError(f"expected a JSON object, found {type(data).__name__}")
+    return data
+
+
+def _params_from_backup(path: Path) -> Dict[str, Any]:
+    params: Dict[str, Any] = {}
+    with open(path, "r", encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            match = _BACKUP_RE.match(line.strip())
+            if match:
+                params[match["key"].strip()] = literal(match["value"])
+    return params
+
+
+def _load_params(run: RunLayout, record: RunRecord) -> None:
+    info = record.info
+    if isinstance(info.get("hyper_params"), dict):
+        record.params, record.param_source = flatten(info["hyper_params"]), RUN_INFO_FILE
+        record.tracked = [str(k) for k in info.get("tracked_keys") or []]
+        return
+    sources: List[Tuple[str, Path]] = [(PARAMETER_FILE, run.code_dir / PARAMETER_FILE),
+                                       (ARCHIVE_TESTER, run.path(ARCHIVE_TESTER))]
+    for label, path in sources:
+        if not path.is_file():
+            continue
+        try:
+            data = _read_json_dict(path)
+        except (OSError, ValueError) as exc:
+            record.problems.append(f"unreadable {label} ({exc})")
+            continue
+        params = data.get("hyper_param") if label == ARCHIVE_TESTER else data
+        if isinstance(params, dict) and params:
+            record.params, record.param_source = flatten(params), label
+            if label == ARCHIVE_TESTER and isinstance(data.get("tracked_keys"), list):
+                record.tracked = [str(k) for k in data["tracked_keys"]]
+            break
+    if not record.params and (run.log_dir / BACKUP_FILE).is_file():
+        try:
+            record.params = _params_from_backup(run.log_dir / BACKUP_FILE)
+        except OSError as exc:
+            record.problems.append(f"unreadable backup.txt ({exc})")
+        if record.params:
+            record.param_source = BACKUP_FILE
+    parsed = parse_run_name(run.name)
+    name_params = {k: literal(v) for k, v in parsed.params} if parsed else {}
+    if not record.tracked:
+        record.tracked = list(name_params)
+    if not record.params and name_params:
+        record.params, record.param_source = name_params, "name"
+
+
+def _finite(value: Any) -> Optional[float]:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _fast_numeric(path: Path) -> Optional[Tuple[List[str], Any]]:
+    """Parse an all-numeric ``progress.csv`` with numpy (4x faster than pandas); else None."""
+    import numpy as np
+
+    with open(path, "r", encoding="utf-8", newline="") as handle:
+        header_line = handle.readline()
+        if not header_line.strip():
+            return [], np.empty((0, 0))
+        header = next(csv.reader([header_line]))
+        try:
+            array = np.loadtxt(handle, delimiter=",", ndmin=2, dtype=float)
+        except ValueError:
+            return None  # empty cells, text values, torn rows: the general reader handles them
+    if array.size and array.shape[1] != len(header):
+        return None
+    return header, array.reshape(-1, len(header)) if array.size == 0 else array
+
+
+def _add_column(record: RunRecord, column: str, array: Any) -> None:
+    import numpy as np
+
+    array = array[np.isfinite(array)]
+    if array.size == 0:
+        return
+    if column == "time-step":
+        record.time_step = float(array.max())
+    if column in AXIS_COLUMNS:
+        return
+    record.metrics[str(column)] = [float(array[-1]), float(array.min()), float(array.max())]
+
+
+def summarize_progress(path: Path, record: RunRecord) -> None:
+    """Fill ``metrics``, ``time_step`` and ``n_rows`` from a ``progress.csv``."""
+    import numpy as np
+    import pandas as pd
+
+    try:
+        fast = _fast_numeric(path)
+    except (OSError, UnicodeDecodeError, csv.Error):
+        fast = None
+    if fast is not None:
+        header, array = fast
+        record.n_rows = int(array.shape[0]) if header else 0
+        for i, column in enumerate(header):
+            _add_column(record, column, array[:, i])
+        return
+    try:
+        frame = pd.read_csv(path, low_memory=False)
+    except pd.errors.EmptyDataError:
+        return
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError, OSError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        record.problems.append(f"corrupt progress.csv ({first})")
+        return
+    record.n_rows = int(len(frame))
+    for column in frame.columns:
+        values = frame[column]
+        if values.dtype == object or not np.issubdtype(values.dtype, np.number):
+            values = pd.to_numeric(values, errors="coerce")
+        if values.dtype == bool or not np.issubdtype(values.dtype, np.number):
+            continue
+        _add_column(record, str(column), values.to_numpy(dtype=float, na_value=np.nan))
+
+
+def read_record(run: RunLayout, sig: Optional[str] = None) -> RunRecord:
+    """Read one run; problems are recorded on the result, never raised."""
+    record = RunRecord(relative=run.relative, archived=run.archived,
+                       signature=sig if sig is not None else signature(run))
+    info_path = run.log_dir / RUN_INFO_FILE
+    if info_path.is_file():
+        try:
+            record.info = _read_json_dict(info_path) or {}
+        except (OSError, ValueError) as exc:
+            record.problems.append(f"corrupt run.json ({exc})")
+    _load_params(run, record)
+    progress = run.log_dir / PROGRESS_CSV
+    if progress.is_file():
+        summarize_progress(progress, record)
+    return record
+
+
+def start_time_of(run: RunLayout, info: Dict[str, Any]) -> Any:
+    """The start time of a run: ``run.json`` if present, else the time in its index."""
+    from RLA.manager.run_info import parse_time
+
+    when = parse_time(info.get("start_time")) if info else None
+    if when is not None:
+        return when.replace(tzinfo=None) if when.tzinfo is None else \
+            when.astimezone().replace(tzinfo=None)
+    try:
+        return index_time(run.index)
+    except ValueError:
+        return None

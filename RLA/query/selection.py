@@ -1,0 +1,263 @@
+"""Select runs: task, the original's glob "regex", time range, status and a typed query.
+
+:func:`select_runs` reads the catalog (refreshing it from the tree), applies the filters
+and returns :class:`RunRow` objects; broken runs (corrupt ``run.json``/``progress.csv``)
+are reported in :attr:`Selection.skipped` and left out, the rest are still returned.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import difflib
+import fnmatch
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+
+from RLA.errors import QueryError, RunNotFoundError
+from RLA.layout import RunLayout
+from RLA.naming import DATE_RE
+from RLA.query.catalog import Catalog, ProgressFn
+from RLA.query.expr import METRIC_FUNCS, Query, RowView, parse_query
+from RLA.query.records import RunRecord, start_time_of
+
+UNKNOWN_STATUS = "unknown"
+#: Run columns a query may name (hyper-parameters of the same name shadow them).
+RUN_COLUMNS = ("index", "task", "date", "name", "record_date", "status", "host", "ip",
+               "start_time", "end_time", "archived", "time_step", "n_rows", "param_source")
+
+
+@dataclass
+class RunRow:
+    """One selected run: where it lives, what the catalog knows, its effective status."""
+
+    layout: RunLayout
+    record: RunRecord
+    status: str
+    start_time: Optional[_dt.datetime]
+
+    @property
+    def index(self) -> str:
+        return self.layout.index
+
+    @property
+    def params(self) -> Dict[str, Any]:
+        return self.record.params
+
+    def columns(self) -> Dict[str, Any]:
+        """The run columns (see :data:`RUN_COLUMNS`)."""
+        info = self.record.info
+        return {
+            "index": self.layout.index, "task": self.layout.task, "date": self.layout.date,
+            "name": self.layout.name, "record_date": self.layout.record_date,
+            "status": self.status, "host": info.get("host"),
+            "ip": info.get("ip") or _name_ip(self.layout.name),
+            "start_time": self.start_time.isoformat(sep=" ") if self.start_time else None,
+            "end_time": info.get("end_time"), "archived": self.layout.archived,
+            "time_step": self.record.time_step, "n_rows": self.record.n_rows,
+            "param_source": self.record.param_source,
+        }
+
+    def view(self) -> RowView:
+        """What a query expression sees (hyper-parameters shadow run columns)."""
+        values = self.columns()
+        values.update(self.record.params)
+        return RowView(values, self.record.metrics)
+
+
+def _name_ip(name: str) -> Optional[str]:
+    from RLA.naming import parse_run_name
+    parsed = parse_run_name(name)
+    return parsed.ip if parsed and parsed.ip else None
+
+
+@dataclass
+class Selection:
+    """The result of :func:`select_runs`."""
+
+    runs: List[RunRow] = field(default_factory=list)
+    #: ``(index, problem)`` for every run left out because it could not be read.
+    skipped: List[Tuple[str, str]] = field(default_factory=list)
+    #: Runs in the task scope before filtering (to tell "empty task" from "no match").
+    scanned: int = 0
+
+    def __len__(self) -> int:
+        return len(self.runs)
+
+    def __iter__(self):
+        return iter(self.runs)
+
+
+def parse_when(text: Union[str, _dt.date, _dt.datetime, None], end: bool = False) -> Optional[_dt.datetime]:
+    """Parse ``2026/11/01``, ``2026-11-01``, ``2026/11/01/13-05-00-000000`` or ISO datetimes.
+
+    Args:
+        end: a bare date means the end of that day (for ``--until``).
+
+    Raises:
+        QueryError: the text is not a date.
+    """
+    if text is None or text == "":
+        return None
+    if isinstance(text, _dt.datetime):
+        return text.replace(tzinfo=None) if text.tzinfo is None else text.astimezone().replace(tzinfo=None)
+    if isinstance(text, _dt.date):
+        text = text.isoformat()
+    raw = str(text).strip()
+    norm = raw.replace("/", "-")
+    for fmt in ("%Y-%m-%d-%H-%M-%S-%f", "%Y-%m-%d-%H-%M-%S", "%Y-%m-%d-%H-%M", "%Y-%m-%d"):
+        try:
+            when = _dt.datetime.strptime(norm, fmt)
+        except ValueError:
+            continue
+        if end and fmt == "%Y-%m-%d":
+            when = when + _dt.timedelta(days=1) - _dt.timedelta(microseconds=1)
+        return when
+    for fmt in ("%Y-%m", "%Y"):
+        try:
+            when = _dt.datetime.strptime(norm, fmt)
+        except ValueError:
+            continue
+        if end:
+            nxt = when.replace(year=when.year + 1) if fmt == "%Y" else \
+                (when.replace(month=when.month + 1) if when.month < 12 else when.replace(year=when.year + 1, month=1))
+            return nxt - _dt.timedelta(microseconds=1)
+        return when
+    try:
+        when = _dt.datetime.fromisoformat(raw)
+    except ValueError:
+        raise QueryError(f"Cannot read the date {raw!r}", expected="YYYY/MM/DD, YYYY-MM-DD, "
+                         "YYYY/MM/DD/HH-MM-SS-ffffff or an ISO datetime", found=repr(raw),
+                         fix="write e.g. --since 2026/11/01") from None
+    return when.astimezone().replace(tzinfo=None) if when.tzinfo else when
+
+
+def match_selector(run: RunLayout, selector: str) -> bool:
+    """The original's "regex": a glob, or a prefix, of ``<YYYY>/<MM>/<DD>/<name>``.
+
+    A full index (``task/YYYY/MM/DD/...``) also works; it must name the run's task.
+    """
+    selector = selector.strip().rstrip("/")
+    match = re.match(rf"^(?P<task>.+?)/(?P<rest>{DATE_RE}(?:/.*)?)$", selector)
+    if match:
+        if match["task"] != run.task:
+            return False
+        selector = match["rest"]
+    rel = f"{run.date}/{run.name}"
+    if any(ch in selector for ch in "*?["):
+        return fnmatch.fnmatchcase(rel, selector) or fnmatch.fnmatchcase(rel, selector + "*")
+    return rel.startswith(selector)
+
+
+def _known_names(records: Iterable[RunRecord]) -> Tuple[set, set]:
+    names = set(RUN_COLUMNS)
+    metrics: set = set()
+    for record in records:
+        names.update(record.params)
+        metrics.update(record.metrics)
+    return names, metrics
+
+
+def check_names(query: Query, records: Iterable[RunRecord]) -> None:
+    """Refuse a query naming a hyper-parameter or metric that no run in scope has.
+
+    Raises:
+        QueryError: with a "did you mean" hint and a caret under the name.
+    """
+    from RLA.query.expr import caret
+
+    names, metrics = _known_names(records)
+    for name in sorted(query.names - names):
+        close = difflib.get_close_matches(name, sorted(names), n=1)
+        raise QueryError(f"Unknown name {name!r} in query", expected="a hyper-parameter or run column "
+                         f"({', '.join(sorted(names)[:12])}{' ...' if len(names) > 12 else ''})",
+                         found=caret(query.text, query.position(name)),
+                         fix=(f"did you mean {close[0]!r}; " if close else "check the spelling; ") +
+                         "`rla list` shows the columns")
+    for metric in sorted(query.metrics - metrics):
+        close = difflib.get_close_matches(metric, sorted(metrics), n=1)
+        raise QueryError(f"No run in the selection has the metric {metric!r}",
+                         expected=f"one of {', '.join(sorted(metrics)) or '(no metrics logged)'}",
+                         found=caret(query.text, query.position(metric)),
+                         fix=f"did you mean {close[0]!r}" if close else "check the metric name")
+
+
+def check_task(catalog: Catalog, task: str, scanned: int) -> None:
+    """Raise :class:`RunNotFoundError` for a task that has no run at all."""
+    if scanned:
+        return
+    from RLA.query.catalog import discover
+    tasks = sorted({run.task for run in discover(catalog.data_root, None, None).values()})
+    close = difflib.get_close_matches(task, tasks, n=1)
+    raise RunNotFoundError(f"Unknown task {task!r} in {catalog.data_root}",
+                           expected=f"one of {', '.join(tasks) if tasks else '(the data root has no runs)'}",
+                           found=repr(task), fix=f"did you mean {close[0]!r}" if close else
+                           "check --task and --data-root")
+
+
+def select_runs(data_root: Union[str, os.PathLike, Catalog], task: Optional[str] = None,
+                regex: Union[str, Sequence[str], None] = None, where: Union[str, Query, None] = None,
+                since: Any = None, until: Any = None, status: Union[str, Sequence[str], None] = None,
+                archived: Optional[bool] = False, include_broken: bool = False,
+                progress: Optional[ProgressFn] = None) -> Selection:
+    """Select runs of a data root.
+
+    Args:
+        data_root: the database root (or an open :class:`Catalog`).
+        task: only this task (and its sub-tasks).
+        regex: one glob (or several, OR-ed) on ``<YYYY>/<MM>/<DD>/<name>``, as the original.
+        where: a query expression (see :mod:`RLA.query.expr`).
+        since, until: start-time bounds (``2026/11/01``; ``until`` includes that day).
+        status: ``running``, ``finished``, ``crashed``, ``killed`` or ``unknown`` (or a list).
+        archived: ``False`` active runs, ``True`` archived runs, ``None`` both.
+        include_broken: keep runs that could not be read (they still appear in ``skipped``).
+        progress: wraps the iterable of runs the catalog re-reads (a progress bar).
+
+    Raises:
+        RunNotFoundError: ``task`` has no run at all.
+        QueryError: a bad expression, date, status or an unknown name/metric.
+    """
+    from RLA.manager.run_info import STATUSES, effective_status
+
+    query = parse_query(where) if isinstance(where, str) else where
+    since_t, until_t = parse_when(since), parse_when(until, end=True)
+    statuses = [status] if isinstance(status, str) else list(status or [])
+    allowed = set(STATUSES) | {UNKNOWN_STATUS}
+    for item in statuses:
+        if item not in allowed:
+            raise QueryError(f"Unknown status {item!r}", expected=f"one of {', '.join(sorted(allowed))}",
+                             found=repr(item), fix="pick a listed status")
+    selectors = [regex] if isinstance(regex, str) else list(regex or [])
+    own = not isinstance(data_root, Catalog)
+    catalog = Catalog(data_root) if own else data_root
+    try:
+        pairs = catalog.records(task=task, archived=archived, progress=progress)
+        if task is not None:
+            check_task(catalog, task, len(pairs))
+    finally:
+        if own:
+            catalog.close()
+    result = Selection(scanned=len(pairs))
+    rows: List[RunRow] = []
+    for layout, record in pairs:
+        if record.problems:
+            result.skipped.append((layout.index, "; ".join(record.problems)))
+            if not include_broken:
+                continue
+        if selectors and not any(match_selector(layout, s) for s in selectors):
+            continue
+        started = start_time_of(layout, record.info)
+        if since_t and (started is None or started < since_t):
+            continue
+        if until_t and (started is None or started > until_t):
+            continue
+        state = effective_status(record.info) if record.info else UNKNOWN_STATUS
+        if statuses and state not in statuses:
+            continue
+        rows.append(RunRow(layout, record, state, started))
+    if query is not None:
+        check_names(query, [record for _, record in pairs])
+        rows = [row for row in rows if query.matches(row.view())]
+    result.runs = rows
+    return result

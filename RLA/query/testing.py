@@ -1,0 +1,106 @@
+"""Test helper: write runs straight into a data root (current, synced and legacy layouts).
+
+Used by the query, CLI and plot tests and by ``bench/bench_query.py``; other areas may
+reuse :func:`make_run` to build fixtures without starting an experiment manager.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import itertools
+import json
+import os
+import socket
+from pathlib import Path
+from typing import Any, Dict, Mapping, Optional, Sequence
+
+from RLA.fs import atomic_write_json
+from RLA.layout import ARCHIVE_TESTER, CODE, LOG, RunLayout
+from RLA.naming import format_run_name, sanitize_value
+
+_counter = itertools.count()
+_BASE = _dt.datetime(2026, 11, 2, 10, 0, 0)
+
+
+def next_time() -> _dt.datetime:
+    """Distinct start times, one second apart, for fixtures that do not care."""
+    return _BASE + _dt.timedelta(seconds=next(_counter))
+
+
+def write_progress(path: Path, curves: Mapping[str, Sequence[Any]], steps: Optional[Sequence[Any]] = None) -> None:
+    """Write a ``progress.csv`` with the given metric columns plus ``time-step``/``timestamp``."""
+    length = max((len(v) for v in curves.values()), default=0)
+    steps = list(steps) if steps is not None else list(range(length))
+    keys = sorted(curves)
+    lines = [",".join(keys + ["time-step", "timestamp"])]
+    for i in range(length):
+        cells = []
+        for key in keys:
+            values = curves[key]
+            value = values[i] if i < len(values) else ""
+            cells.append("" if value is None else repr(value) if isinstance(value, float) else str(value))
+        lines.append(",".join(cells + [str(steps[i]), f"{1.8e9 + i:.3f}"]))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def make_run(data_root: os.PathLike, task: str = "demo", params: Optional[Dict[str, Any]] = None,
+             tracked: Optional[Sequence[str]] = None, curves: Optional[Mapping[str, Sequence[Any]]] = None,
+             steps: Optional[Sequence[Any]] = None, when: Optional[_dt.datetime] = None,
+             status: str = "finished", ip: str = "10.0.0.1", style: str = "current",
+             host: Optional[str] = None, archived: bool = False, types: Sequence[str] = (LOG, CODE)) -> RunLayout:
+    """Create one run on disk and return its layout.
+
+    Args:
+        data_root: database root.
+        task: task name.
+        params: hyper-parameters (nested dicts allowed).
+        tracked: keys shown in the name (default: every top-level key, sorted).
+        curves: ``{metric: values}`` written to ``progress.csv`` (none: no progress file).
+        steps: time-steps of the rows (default 0, 1, 2, ...).
+        when: start time (default: a fresh distinct time).
+        status: ``run.json`` status (``finished``, ``running``, ``crashed``, ``killed``).
+        style: ``current`` (run.json + parameter.json), ``synced`` (logs only: run.json, no
+            code), ``original`` (the original project: space-separated legacy name, no
+            run.json, parameter.json + backup.txt), ``backup`` (no run.json, no
+            parameter.json: backup.txt only) or ``name`` (nothing but the name).
+        archived: create it under ``arc/``.
+        types: extra empty data-type directories to create (``checkpoint``, ``results`` ...).
+    """
+    params = dict(params or {})
+    when = when or next_time()
+    tracked = list(tracked) if tracked is not None else sorted(params)
+    name = format_run_name(when, ip, [(k, params.get(k)) for k in tracked])
+    if style == "original":
+        name = f"{when.strftime('%H-%M-%S-%f')} {ip} &" + "&".join(
+            f"{k}={sanitize_value(params.get(k))}" for k in tracked)
+    layout = RunLayout(Path(data_root), task, when.strftime("%Y/%m/%d"), name, archived)
+    for data_type in types:
+        if data_type != ARCHIVE_TESTER:
+            layout.path(data_type).mkdir(parents=True, exist_ok=True)
+    log_dir = layout.log_dir
+    log_dir.mkdir(parents=True, exist_ok=True)
+    start = when.astimezone().isoformat(timespec="microseconds")
+    if style in ("current", "synced"):
+        info = {"format_version": 1, "index": layout.index, "task": task, "name": name,
+                "date": layout.date, "record_date": layout.record_date, "hyper_params": params,
+                "tracked_keys": tracked, "host": host or socket.gethostname(), "ip": ip, "pid": 1,
+                "start_time": start, "status": status, "heartbeat": start, "heartbeat_interval": 30.0,
+                "end_time": None if status == "running" else start, "parent": None,
+                "git": {"commit": "0" * 40, "branch": "main", "dirty": False}}
+        if status == "running":
+            info["heartbeat"] = _dt.datetime.now().astimezone().isoformat(timespec="microseconds")
+            info["pid"] = os.getpid()
+        atomic_write_json(log_dir / "run.json", info, durable=False)
+    if style in ("current", "original"):
+        layout.code_dir.mkdir(parents=True, exist_ok=True)
+        (layout.code_dir / "parameter.json").write_text(
+            json.dumps(params, sort_keys=True, indent=4), encoding="utf-8")
+    if style in ("original", "backup"):
+        lines = [f"[BACKUP] 0 : key: {k}, value: {v}" for k, v in sorted(params.items())]
+        (log_dir / "backup.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    if ARCHIVE_TESTER in types:
+        atomic_write_json(layout.archive_tester_file, {"hyper_param": params, "tracked_keys": tracked,
+                                                       "custom_data": {}, "time_step": 0}, durable=False)
+    if curves is not None:
+        write_progress(log_dir / "progress.csv", curves, steps)
+    return layout

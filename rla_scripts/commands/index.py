@@ -1,0 +1,37 @@
+"""``rla index rebuild``: drop and rebuild the SQLite catalog from the directory tree."""
+from __future__ import annotations
+
+import argparse
+import time
+
+from rla_scripts.commands._common import add_data_root, bar, resolve_data_root
+
+
+def rebuild(args: argparse.Namespace) -> int:
+    from RLA.query import Catalog
+
+    data_root = resolve_data_root(args.data_root)
+    if args.dry_run:
+        from RLA.query.catalog import discover
+        print(f"would rebuild {data_root / '.rla_index.sqlite'} from {len(discover(data_root, archived=None))} runs")
+        return 0
+    start = time.perf_counter()
+    with Catalog(data_root) as catalog:
+        catalog.reset()  # a fresh file, even if the old one is corrupt
+        count = catalog.rebuild(progress=lambda items, n: bar(items, n, "indexing"))
+        where = "memory (data root not writable)" if catalog.in_memory else catalog.path
+    print(f"indexed {count} runs in {time.perf_counter() - start:.2f}s -> {where}")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("index", help="manage the run catalog (index rebuild)",
+                                   description="The catalog (.rla_index.sqlite) is a cache of the tree; "
+                                               "it is refreshed automatically, `rebuild` starts it over.")
+    sub = parser.add_subparsers(dest="index_command", metavar="ACTION")
+    sub.required = True
+    build = sub.add_parser("rebuild", help="rebuild the catalog from the directory tree")
+    add_data_root(build)
+    build.add_argument("--dry-run", action="store_true", help="count the runs, change nothing")
+    build.add_argument("--yes", "-y", action="store_true", help="accepted for symmetry; never prompts")
+    build.set_defaults(func=rebuild)

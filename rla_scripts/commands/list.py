@@ -1,0 +1,82 @@
+"""``rla list``: the selected runs as a readable table, CSV or JSON."""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, List
+
+from rla_scripts.commands._common import add_selection, require_runs, resolve_data_root, select
+
+FORMATS = ("table", "csv", "json")
+
+
+def choose_columns(frame: Any, args: argparse.Namespace) -> List[str]:
+    """The columns shown: ``--columns``, else index, status, host, the hyper-parameters that
+    vary between runs (or every one for a single run), then ``last(m)`` for ``--metrics``."""
+    from RLA.errors import QueryError
+    if args.columns:
+        wanted = [c.strip() for c in args.columns.split(",") if c.strip()]
+        unknown = [c for c in wanted if c not in frame.columns]
+        if unknown:
+            raise QueryError(f"Unknown column {unknown[0]!r}", expected=f"one of {', '.join(map(str, frame.columns))}",
+                             found=repr(unknown[0]), fix="pick listed columns")
+        return wanted
+    params = frame.attrs.get("param_columns", [])
+    if len(frame) > 1:
+        params = [p for p in params if frame[p].astype(str).nunique(dropna=False) > 1]
+    metrics = []
+    for name in args.metrics or []:
+        column = f"last({name})"
+        if column not in frame.columns:
+            raise QueryError(f"No listed run logged {name!r}", expected="a progress.csv column",
+                             found=", ".join(c[5:-1] for c in frame.attrs.get("metric_columns", []) if c.startswith("last(")) or "none",
+                             fix="check --metrics")
+        metrics.append(column)
+    return ["index", "status", "start_time", "host"] + params + metrics
+
+
+def run(args: argparse.Namespace) -> int:
+    from RLA.query import rows_to_frame
+
+    data_root = resolve_data_root(args.data_root)
+    archived = None if args.all else args.archived
+    selection = select(args, data_root, archived=archived, include_broken=args.include_broken)
+    rows = require_runs(selection, args, data_root)
+    frame = rows_to_frame(rows)
+    if args.sort:
+        key = args.sort.lstrip("-")
+        if key not in frame.columns:
+            from RLA.errors import QueryError
+            raise QueryError(f"Cannot sort by {key!r}", expected="a column name", found=repr(key),
+                             fix="use a column of `rla list --format csv`")
+        frame = frame.sort_values(key, ascending=not args.sort.startswith("-"), kind="stable")
+    if args.limit:
+        frame = frame.head(args.limit)
+    shown = frame if args.format != "table" and not args.columns else frame[choose_columns(frame, args)]
+    if args.format == "csv":
+        shown.to_csv(sys.stdout, index=False)
+    elif args.format == "json":
+        print(shown.to_json(orient="records", date_format="iso", default_handler=str))
+    else:
+        import pandas as pd
+        with pd.option_context("display.max_rows", None, "display.max_columns", None, "display.width", 200,
+                               "display.max_colwidth", 60):
+            print(shown.to_string(index=False))
+        print(f"{len(frame)} runs" + (f" ({len(selection.skipped)} unreadable, skipped)" if selection.skipped else ""))
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("list", help="list runs (table, csv or json)",
+                                   description="List the runs of the database with their status, "
+                                               "hyper-parameters and last metric values.")
+    add_selection(parser)
+    parser.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
+    parser.add_argument("--columns", help="comma-separated columns to show")
+    parser.add_argument("--metrics", nargs="+", metavar="M", help="add last(M) columns to the table")
+    parser.add_argument("--sort", metavar="COLUMN", help="sort by a column ('-col' descending)")
+    parser.add_argument("--limit", type=int, help="show at most N runs")
+    parser.add_argument("--archived", action="store_true", help="list archived runs (under arc/)")
+    parser.add_argument("--all", action="store_true", help="list active and archived runs")
+    parser.add_argument("--include-broken", action="store_true", help="also list runs that could not be read")
+    parser.set_defaults(func=run)
