@@ -1,0 +1,1 @@
+"""The snapshot format of replay buffers: segments, manifests, commit, load, retention."""

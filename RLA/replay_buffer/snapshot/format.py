@@ -1,0 +1,238 @@
+"""The on-disk snapshot format: names, manifests, checksums and verified file I/O.
+
+A *store* directory holds immutable segments shared by its snapshots and one directory per
+published snapshot::
+
+    <store>/segments/r<rank>/c<chunk>-<session>-<version>.seg   immutable, never rewritten
+    <store>/<snapshot_id>/MANIFEST.json                          written last (global)
+    <store>/<snapshot_id>/rank-<rank>.json                       one shard manifest per rank
+    <store>/<snapshot_id>/rank-<rank>/<array>.bin                small per-shard arrays
+    <store>/.staging-<snapshot_id>-<token>/                      a save in progress
+
+A snapshot becomes visible only when its staging directory is renamed to ``<snapshot_id>``
+after every file (and MANIFEST.json last) was fsync'd. Every file is listed with its size and
+CRC-32; no file is ever unpickled.
+"""
+from __future__ import annotations
+
+import json
+import os
+import warnings
+import zlib
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from RLA.errors import CorruptSnapshotError, ReplayBufferError
+
+FORMAT = "rla-replay-snapshot"
+FORMAT_VERSION = 1
+MANIFEST = "MANIFEST.json"
+SEGMENTS = "segments"
+STAGING_PREFIX = ".staging-"
+CHECKSUM = "crc32"
+READ_BLOCK = 64 << 20
+
+
+def shard_file(rank: int) -> str:
+    return f"rank-{rank:05d}.json"
+
+
+def shard_dir(rank: int) -> str:
+    return f"rank-{rank:05d}"
+
+
+def segment_dir(rank: int) -> str:
+    return f"{SEGMENTS}/r{rank:05d}"
+
+
+def crc_of(views: Iterable[memoryview], crc: int = 0) -> int:
+    for view in views:
+        crc = zlib.crc32(view, crc)
+    return crc
+
+
+def as_bytes_view(arr: np.ndarray) -> memoryview:
+    """A flat byte view of a C-contiguous array (no copy)."""
+    return memoryview(np.ascontiguousarray(arr)).cast("B") if arr.size else memoryview(b"")
+
+
+def write_views(path: Path, views: Sequence[memoryview], exclusive: bool = True) -> Tuple[int, int]:
+    """Write ``views`` back to back into a new file; return ``(bytes, crc32)`` (no fsync)."""
+    crc, total = 0, 0
+    with open(path, "xb" if exclusive else "wb", buffering=0) as handle:
+        for view in views:
+            n = len(view)
+            if n:
+                written = 0
+                while written < n:  # raw writes may be short
+                    written += handle.write(view[written:])
+                crc = zlib.crc32(view, crc)
+                total += n
+    return total, crc
+
+
+def fsync_paths(paths: Iterable[Path]) -> None:
+    """fsync files already written (batched at the end so the disk streams)."""
+    for path in paths:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def read_verified(path: Path, views: Sequence[memoryview], size: int, crc: int) -> None:
+    """Read ``path`` into ``views`` (total ``size`` bytes), checking size and CRC-32.
+
+    Raises:
+        CorruptSnapshotError: missing, truncated or longer file, or checksum mismatch.
+    """
+    try:
+        actual = os.stat(path).st_size
+    except FileNotFoundError:
+        raise CorruptSnapshotError(f"Snapshot file {path} is missing",
+                                   expected="every file listed in the manifest", found="no file",
+                                   fix="restore the file or load an older snapshot") from None
+    if actual != size:
+        raise CorruptSnapshotError(f"Snapshot file {path} has the wrong size",
+                                   expected=f"{size} bytes", found=f"{actual} bytes",
+                                   fix="the file is truncated or altered; load an older snapshot")
+    done = 0
+    with open(path, "rb", buffering=0) as handle:
+        for view in views:
+            n = len(view)
+            pos = 0
+            while pos < n:
+                k = handle.readinto(view[pos:min(n, pos + READ_BLOCK)])
+                if not k:
+                    raise CorruptSnapshotError(f"Snapshot file {path} ended early",
+                                               expected=f"{size} bytes", found=f"{done + pos} bytes",
+                                               fix="load an older snapshot")
+                pos += k
+            done += n
+    actual_crc = crc_of(views)
+    if actual_crc != crc:
+        raise CorruptSnapshotError(f"Snapshot file {path} fails its checksum",
+                                   expected=f"{CHECKSUM} {crc:08x}", found=f"{actual_crc:08x}",
+                                   fix="the file is damaged; load an older snapshot or re-save")
+
+
+def read_json_verified(path: Path, size: Optional[int] = None, crc: Optional[int] = None) -> Any:
+    """Parse a JSON file of the snapshot, optionally checking its size and CRC-32."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise CorruptSnapshotError(f"Snapshot file {path} is missing",
+                                   expected="a file listed by the manifest", found="no file",
+                                   fix="restore it or load an older snapshot") from None
+    if size is not None and len(data) != size:
+        raise CorruptSnapshotError(f"Snapshot file {path} has the wrong size",
+                                   expected=f"{size} bytes", found=f"{len(data)} bytes",
+                                   fix="load an older snapshot")
+    if crc is not None and zlib.crc32(data) != crc:
+        raise CorruptSnapshotError(f"Snapshot file {path} fails its checksum",
+                                   expected=f"{CHECKSUM} {crc:08x}",
+                                   found=f"{zlib.crc32(data):08x}", fix="load an older snapshot")
+    try:
+        return json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CorruptSnapshotError(f"Snapshot file {path} is not valid JSON",
+                                   expected="a JSON document", found=str(exc),
+                                   fix="load an older snapshot") from exc
+
+
+def read_manifest(snap_dir: Path) -> Dict[str, Any]:
+    """Read and version-check ``<snap_dir>/MANIFEST.json``."""
+    manifest = read_json_verified(snap_dir / MANIFEST)
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise CorruptSnapshotError(f"{snap_dir / MANIFEST} is not an RLA replay snapshot manifest",
+                                   expected=f"format {FORMAT!r}",
+                                   found=repr(manifest.get("format") if isinstance(manifest, dict)
+                                              else type(manifest).__name__),
+                                   fix="point at a directory written by ReplayBuffer.dumps")
+    version = manifest.get("format_version")
+    if not isinstance(version, int) or version > FORMAT_VERSION:
+        raise CorruptSnapshotError(
+            f"{snap_dir / MANIFEST} uses snapshot format version {version!r}",
+            expected=f"format_version <= {FORMAT_VERSION}", found=repr(version),
+            fix="upgrade RLA to read snapshots written by a newer version")
+    return manifest
+
+
+def list_snapshots(store: Path) -> List[Tuple[int, float, str, Path]]:
+    """Published snapshots of ``store`` whose manifest parses, oldest first.
+
+    Returns ``(seq, created, id, path)`` tuples; unreadable ones are skipped here (loading
+    one explicitly reports why).
+    """
+    found = []
+    if not store.is_dir():
+        return found
+    for entry in store.iterdir():
+        if entry.name.startswith(".") or entry.name == SEGMENTS or not entry.is_dir():
+            continue
+        if not (entry / MANIFEST).is_file():
+            continue
+        try:
+            manifest = read_manifest(entry)
+        except CorruptSnapshotError:
+            continue
+        found.append((int(manifest.get("seq", 0)), float(manifest.get("created", 0.0)),
+                      entry.name, entry))
+    found.sort(key=lambda t: (t[0], t[1], t[2]))
+    return found
+
+
+def resolve(path: Any, snapshot: Optional[str] = None) -> Tuple[Path, Path, Dict[str, Any]]:
+    """Find ``(store, snapshot dir, manifest)`` from a store or a snapshot directory."""
+    path = Path(path)
+    if (path / MANIFEST).is_file() and snapshot is None:
+        return path.parent, path, read_manifest(path)
+    if not path.is_dir():
+        raise ReplayBufferError(f"No replay snapshot store at {path}",
+                                expected="a directory written by dumps()", found="nothing there",
+                                fix="check the path")
+    if snapshot is not None:
+        snap = path / snapshot
+        if not (snap / MANIFEST).is_file():
+            raise ReplayBufferError(f"No snapshot {snapshot!r} in {path}",
+                                    expected=f"one of {[s[2] for s in list_snapshots(path)]}",
+                                    found="no such published snapshot",
+                                    fix="pick an existing snapshot id")
+        return path, snap, read_manifest(snap)
+    snaps = list_snapshots(path)
+    if not snaps:
+        raise ReplayBufferError(f"No complete snapshot in {path}",
+                                expected="a published snapshot (a directory with MANIFEST.json)",
+                                found=f"{sorted(p.name for p in path.iterdir())[:8]}",
+                                fix="save one with dumps() first")
+    snap = snaps[-1][3]
+    return path, snap, read_manifest(snap)
+
+
+def read_shards(snap_dir: Path, manifest: Dict[str, Any],
+                allow_missing: bool = False) -> Dict[int, Dict[str, Any]]:
+    """Read and verify every shard manifest listed by ``manifest``; warn about extra files."""
+    shards: Dict[int, Dict[str, Any]] = {}
+    listed = {MANIFEST}
+    for entry in manifest.get("shards", []):
+        listed.add(entry["file"])
+        listed.add(shard_dir(int(entry["rank"])))
+        path = snap_dir / entry["file"]
+        if not path.exists() and allow_missing:
+            warnings.warn(f"replay snapshot {snap_dir}: shard {entry['file']} is missing; "
+                          f"its data is lost (allow_missing_shards=True)", stacklevel=3)
+            continue
+        if not path.exists():
+            raise CorruptSnapshotError(
+                f"Snapshot shard {path} is missing",
+                expected=f"{manifest.get('world_size')} shards", found=f"no {entry['file']}",
+                fix="restore the shard, or pass allow_missing_shards=True to accept the loss")
+        shards[int(entry["rank"])] = read_json_verified(path, entry["bytes"], entry["crc32"])
+    extra = sorted(p.name for p in snap_dir.iterdir() if p.name not in listed)
+    if extra:
+        warnings.warn(f"replay snapshot {snap_dir}: files not listed in the manifest are "
+                      f"ignored: {extra}", stacklevel=3)
+    return shards

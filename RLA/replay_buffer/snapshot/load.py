@@ -1,0 +1,121 @@
+"""Restore a ReplayBuffer from a snapshot: exact for the same topology, resharded otherwise."""
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, Optional
+
+import numpy as np
+
+from RLA.errors import ReplayBufferError
+from RLA.replay_buffer import episodes as ep_mod
+from RLA.replay_buffer.schema import Schema
+from RLA.replay_buffer.snapshot import format as fmt
+from RLA.replay_buffer.snapshot.shard_io import (check_segments, read_arrays,
+                                                 read_segment_into, store_key)
+
+if TYPE_CHECKING:
+    from RLA.replay_buffer.buffer import ReplayBuffer
+
+
+def check_compatible(buf: "ReplayBuffer", shard: Dict[str, Any], where: Path,
+                     same_capacity: bool = True) -> Schema:
+    """Raise before any mutation if the snapshot cannot go into ``buf``."""
+    if shard.get("kind") != "ReplayBuffer":
+        raise ReplayBufferError(f"{where} is not a ReplayBuffer snapshot",
+                                expected="kind 'ReplayBuffer'", found=repr(shard.get("kind")),
+                                fix="load it with the matching buffer class")
+    if shard.get("schema") is None:
+        if buf.schema is None:
+            raise ReplayBufferError(f"{where} holds an empty buffer without a schema",
+                                    expected="a snapshot with data or a buffer with a schema",
+                                    found="neither", fix="declare the schema in the buffer")
+        return buf.schema
+    schema = Schema.from_json(shard["schema"])
+    if buf.schema is not None and buf.schema != schema:
+        raise ReplayBufferError(f"Snapshot schema of {where} differs from the buffer's",
+                                expected=repr(buf.schema), found=repr(schema),
+                                fix="build the buffer with the snapshot's schema")
+    if same_capacity and int(shard["capacity"]) != buf.capacity:
+        raise ReplayBufferError(f"Snapshot capacity of {where} differs from the buffer's",
+                                expected=str(buf.capacity), found=str(shard["capacity"]),
+                                fix="build the buffer with the snapshot's capacity")
+    if shard["sampler"]["kind"] != buf.sampler_kind:
+        raise ReplayBufferError(f"Snapshot sampler of {where} differs from the buffer's",
+                                expected=repr(buf.sampler_kind),
+                                found=repr(shard["sampler"]["kind"]),
+                                fix="build the buffer with the snapshot's sampler")
+    return schema
+
+
+def exact_load(buf: "ReplayBuffer", store: Path, snap_dir: Path, shard: Dict[str, Any],
+               rank: int, world_size: int) -> Dict[str, Any]:
+    """Read one shard into new arrays, verify everything, then swap it in."""
+    where = snap_dir / fmt.shard_file(rank)
+    schema = check_compatible(buf, shard, where)
+    if int(shard["episodes"]["num_envs"]) != buf.num_envs:
+        raise ReplayBufferError(f"Snapshot num_envs of {where} differs from the buffer's",
+                                expected=str(buf.num_envs), found=str(shard["episodes"]["num_envs"]),
+                                fix="build the buffer with the snapshot's num_envs")
+    check_segments(shard, where)
+    storage = buf.storage.new_like().allocate(schema, buf.capacity)
+    try:
+        for seg in shard["segments"]:
+            read_segment_into(store, seg, schema, storage.arrays, offset=seg["start"])
+        arrays = read_arrays(snap_dir, shard)
+        size = int(shard["size"])
+        sampler = type(buf.sampler)(buf.capacity, **shard["sampler"]["params"])
+        sampler.load_state(shard["sampler"]["state"], arrays, size)
+        rng = np.random.default_rng()
+        rng.bit_generator.state = shard["rng"]
+        tracker = ep_mod.EpisodeTracker(buf.num_envs)
+        tracker.load_state(shard["episodes"])
+    except BaseException:
+        storage.close()
+        raise
+    with buf.lock:
+        old = buf.storage
+        buf.schema = schema
+        buf.storage, buf.sampler, buf.rng, buf.episodes = storage, sampler, rng, tracker
+        buf._size, buf._cursor = size, int(shard["cursor"])
+        buf.write_count = int(shard["write_count"])
+        buf.chunk_slots = max(1, buf.segment_bytes // max(1, schema.item_bytes))
+        buf.chunk_ver = np.zeros(-(-buf.capacity // buf.chunk_slots), dtype=np.int64)
+        buf.generation += 1
+        buf.session = uuid.uuid4().hex[:10]
+        buf.rank, buf.world_size = rank, world_size
+        buf.seed = shard.get("seed", buf.seed)
+        if buf.return_torch is None:
+            buf.return_torch = shard.get("return_torch")
+        buf.persisted.clear()
+        if int(shard["chunk_slots"]) == buf.chunk_slots:
+            buf.persisted[store_key(store, rank)] = {
+                seg["start"] // buf.chunk_slots: dict(seg, ver=0) for seg in shard["segments"]}
+    old.close()
+    return {"snapshot": str(snap_dir), "mode": "exact", "rank": rank, "world_size": world_size,
+            "size": size, "episode_report": shard.get("episode_report")}
+
+
+def load_buffer(buf: "ReplayBuffer", path: Any, snapshot: Optional[str] = None,
+                rank: Optional[int] = None, world_size: Optional[int] = None,
+                episode_policy: Optional[Dict[str, str]] = None,
+                allow_missing_shards: bool = False, on_overflow: str = "drop_oldest",
+                num_envs: Optional[int] = None) -> Dict[str, Any]:
+    """Load the newest (or the named) snapshot of ``path`` into ``buf``; returns a report."""
+    store, snap_dir, manifest = fmt.resolve(path, snapshot)
+    if manifest.get("kind", "ReplayBuffer") != "ReplayBuffer":
+        raise ReplayBufferError(f"{snap_dir} is a {manifest.get('kind')} snapshot",
+                                expected="a ReplayBuffer snapshot", found=repr(manifest.get("kind")),
+                                fix="load it with TrajectoryReplayBuffer.load_checkpoint")
+    shards = fmt.read_shards(snap_dir, manifest, allow_missing_shards)
+    world = int(manifest["world_size"])
+    world_size = buf.world_size if world_size is None else int(world_size)
+    rank = (buf.rank if buf.rank < world_size else 0) if rank is None else int(rank)
+    if not 0 <= rank < world_size:
+        raise ReplayBufferError("Bad rank for loading", expected=f"0 <= rank < {world_size}",
+                                found=str(rank), fix="pass this process's rank and world_size")
+    policy = ep_mod.check_policy(episode_policy)
+    if world == world_size and episode_policy is None and len(shards) == world:
+        return exact_load(buf, store, snap_dir, shards[rank], rank, world_size)
+    from RLA.replay_buffer.sharding import load_resharded
+    return load_resharded(buf, store, snap_dir, shards, rank, world_size, policy, on_overflow)

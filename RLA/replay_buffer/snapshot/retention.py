@@ -1,0 +1,83 @@
+"""Retention of published snapshots (``keep_last``) and garbage collection of segments."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+import uuid
+from pathlib import Path
+from typing import List, Optional, Set
+
+from RLA.errors import ReplayBufferError
+from RLA.fs import fsync_dir
+from RLA.replay_buffer.snapshot import format as fmt
+
+#: Staging directories older than this are leftovers of crashed saves.
+STAGING_TTL = 3600.0
+
+
+def apply_keep_last(store: Path, keep_last: Optional[int], protect: str) -> List[str]:
+    """Delete all but the newest ``keep_last`` complete snapshots; never ``protect``.
+
+    Only snapshots whose manifest parses count, so an incomplete or damaged one never pushes
+    the only good snapshot out. Returns the deleted ids.
+    """
+    if keep_last is None:
+        return []
+    if int(keep_last) < 1:
+        raise ReplayBufferError("keep_last must be at least 1", expected=">= 1 or None",
+                                found=str(keep_last), fix="keep at least one snapshot")
+    snaps = fmt.list_snapshots(store)
+    doomed = [s for s in snaps[:-int(keep_last)] if s[2] != protect]
+    deleted = []
+    for _, _, snap_id, path in doomed:
+        trash = store / f".deleting-{snap_id}-{uuid.uuid4().hex[:6]}"
+        os.rename(path, trash)  # disappears atomically, then the slow delete
+        shutil.rmtree(trash, ignore_errors=True)
+        deleted.append(snap_id)
+    if deleted:
+        fsync_dir(store)
+    return deleted
+
+
+def referenced_segments(store: Path) -> Set[str]:
+    """Segment paths referenced by any published snapshot (rebuilt from the manifests)."""
+    refs: Set[str] = set()
+    for _, _, _, snap in fmt.list_snapshots(store):
+        for shard in snap.glob("rank-*.json"):
+            try:
+                data = json.loads(shard.read_text())
+            except (OSError, ValueError):
+                continue
+            refs.update(seg["file"] for seg in data.get("segments", []))
+    return refs
+
+
+def collect_garbage(store: Path, rank: int, keep: Set[str]) -> int:
+    """Delete this rank's segments no snapshot references; drop stale staging dirs.
+
+    Returns the number of deleted segment files.
+    """
+    refs = referenced_segments(store) | keep
+    seg_dir = store / fmt.segment_dir(rank)
+    removed = 0
+    if seg_dir.is_dir():
+        for entry in seg_dir.iterdir():
+            rel = f"{fmt.segment_dir(rank)}/{entry.name}"
+            if rel not in refs:
+                try:
+                    entry.unlink()
+                    removed += 1
+                except OSError:
+                    pass
+    if rank == 0:
+        now = time.time()
+        for entry in store.iterdir():
+            if entry.name.startswith((fmt.STAGING_PREFIX, ".deleting-")):
+                try:
+                    if now - entry.stat().st_mtime > STAGING_TTL:
+                        shutil.rmtree(entry, ignore_errors=True)
+                except OSError:
+                    pass
+    return removed

@@ -1,0 +1,171 @@
+"""Save a ReplayBuffer shard and publish the snapshot atomically (sync path)."""
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import time
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
+
+from RLA.errors import ReplayBufferError
+from RLA.fs import atomic_write_json, fsync_dir
+from RLA.replay_buffer import episodes as ep_mod
+from RLA.replay_buffer.snapshot import format as fmt
+from RLA.replay_buffer.snapshot.commit import Committer, make_committer
+from RLA.replay_buffer.snapshot.retention import apply_keep_last, collect_garbage
+from RLA.replay_buffer.snapshot.shard_io import (Capture, ChunkSource, capture, live_source,
+                                                 store_key, write_shard)
+from RLA.version import __version__
+
+if TYPE_CHECKING:
+    from RLA.replay_buffer.buffer import ReplayBuffer
+
+log = logging.getLogger("RLA.replay_buffer")
+
+
+def next_seq(store: Path) -> int:
+    snaps = fmt.list_snapshots(store)
+    return snaps[-1][0] + 1 if snaps else 1
+
+
+def publish(store: Path, staging: Path, snap_id: str, seq: int, world_size: int,
+            kind: str = "ReplayBuffer", provenance: Optional[Dict[str, Any]] = None,
+            overwrite: bool = False, durable: bool = True) -> Path:
+    """Write MANIFEST.json (listing every shard with size and CRC) and rename into place."""
+    shards = []
+    report = {c: {"episodes": 0, "steps": 0} for c in ep_mod.CLASSES}
+    for rank in range(world_size):
+        path = staging / fmt.shard_file(rank)
+        data = path.read_bytes()
+        import json
+        import zlib
+        shard = json.loads(data)
+        for cls, counts in (shard.get("episode_report") or {}).items():
+            for key in ("episodes", "steps"):
+                report.setdefault(cls, {"episodes": 0, "steps": 0})[key] += counts[key]
+        shards.append({"rank": rank, "file": path.name, "bytes": len(data),
+                       "crc32": zlib.crc32(data), "size": shard.get("size")})
+    manifest = {"format": fmt.FORMAT, "format_version": fmt.FORMAT_VERSION,
+                "library_version": __version__, "kind": kind, "snapshot_id": snap_id,
+                "seq": seq, "created": time.time(), "world_size": world_size,
+                "checksum": fmt.CHECKSUM, "shards": shards, "episode_report": report,
+                "provenance": provenance}
+    atomic_write_json(staging / fmt.MANIFEST, manifest, durable=durable)
+    fsync_dir(staging)
+    target = store / snap_id
+    old = None
+    if target.exists():
+        if not overwrite:
+            raise ReplayBufferError(f"Snapshot {target} already exists",
+                                    expected="a new snapshot id", found="an existing snapshot",
+                                    fix="pass another snapshot_id or overwrite=True")
+        old = store / f".deleting-{snap_id}-{uuid.uuid4().hex[:6]}"
+        os.rename(target, old)
+    os.rename(staging, target)
+    fsync_dir(store)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+    return target
+
+
+def run_save(buf: "ReplayBuffer", cap: Capture, comm: Committer, staging: Path, snap_id: str,
+             seq: int, source: ChunkSource, keep_last: Optional[int], durable: bool,
+             overwrite: bool, provenance: Optional[Dict[str, Any]]) -> Path:
+    """Phases 1 and 2 for this rank, then retention and segment GC."""
+    error: Optional[BaseException] = None
+    try:
+        write_shard(cap, staging, buf.session, source, durable=durable)
+    except BaseException as exc:  # noqa: BLE001 - reported to every rank, re-raised below
+        error = exc
+    statuses = comm.gather(error is None, repr(error) if error else "", staging)
+    published, why = False, ""
+    if comm.is_coordinator:
+        failed = [f"rank {r}: {msg}" for r, (ok, msg) in enumerate(statuses) if not ok]
+        if failed:
+            why = "; ".join(failed)
+        else:
+            try:
+                publish(cap.store, staging, snap_id, seq, cap.world_size, provenance=provenance,
+                        overwrite=overwrite, durable=durable)
+                published = True
+                apply_keep_last(cap.store, keep_last, protect=snap_id)
+            except BaseException as exc:  # noqa: BLE001
+                why = repr(exc)
+                error = error or exc
+        if not published:
+            shutil.rmtree(staging, ignore_errors=True)
+    published, why = comm.outcome(published, why, cap.store, snap_id)
+    if not published:
+        if error is not None:
+            raise error
+        raise ReplayBufferError("The snapshot was not published", expected="every rank to "
+                                "write its shard", found=why, fix="fix the failing rank and save "
+                                "again; the previous snapshot is intact")
+    key = store_key(cap.store, cap.rank)
+    buf.persisted[key] = {**cap.reuse, **cap.written}
+    collect_garbage(cap.store, cap.rank, {r["file"] for r in buf.persisted[key].values()})
+    log.info("replay snapshot %s rank %d: %d new segment(s), %d reused; %s", cap.store / snap_id,
+             cap.rank, len(cap.written), len(cap.reuse),
+             ep_mod.describe_report(cap.header["episode_report"]))
+    return cap.store / snap_id
+
+
+def prepare(buf: "ReplayBuffer", path: Any, rank: Optional[int], world_size: Optional[int],
+            snapshot_id: Optional[str], group: Any, barrier: Optional[str],
+            barrier_timeout: float, overwrite: bool):
+    store = Path(path)
+    store.mkdir(parents=True, exist_ok=True)
+    rank = buf.rank if rank is None else int(rank)
+    world_size = buf.world_size if world_size is None else int(world_size)
+    if not 0 <= rank < world_size:
+        raise ReplayBufferError("Bad rank for a sharded save", expected=f"0 <= rank < {world_size}",
+                                found=str(rank), fix="pass rank and world_size of this process")
+    comm = make_committer(rank, world_size, group, barrier, barrier_timeout)
+    seq = next_seq(store)
+    snap_id = snapshot_id or f"snap-{seq:08d}"
+    if snap_id.startswith(".") or "/" in snap_id or snap_id == fmt.SEGMENTS:
+        raise ReplayBufferError("Bad snapshot id", expected="a plain directory name",
+                                found=repr(snap_id), fix="pick another snapshot_id")
+    if (store / snap_id).exists() and not overwrite:
+        raise ReplayBufferError(f"Snapshot {store / snap_id} already exists",
+                                expected="a new snapshot id", found="an existing snapshot",
+                                fix="pass another snapshot_id or overwrite=True")
+    comm.agree((snap_id, world_size))
+    return store, rank, world_size, comm, seq, snap_id
+
+
+def save_buffer(buf: "ReplayBuffer", path: Any, incremental: bool = True,
+                rank: Optional[int] = None, world_size: Optional[int] = None,
+                snapshot_id: Optional[str] = None, keep_last: Optional[int] = None,
+                durable: bool = True, overwrite: bool = False, group: Any = None,
+                barrier: Optional[str] = None, barrier_timeout: float = 600.0,
+                provenance: Optional[Dict[str, Any]] = None) -> Path:
+    """Synchronously write one snapshot of ``buf`` into the store ``path``.
+
+    Args:
+        buf: the buffer (this rank's shard).
+        path: the snapshot store directory.
+        incremental: reuse segments already in the store that did not change.
+        rank, world_size: shard of this process (default: the buffer's).
+        snapshot_id: directory name (default ``snap-<seq>``).
+        keep_last: keep only the newest N complete snapshots (None: keep all).
+        durable: fsync every file before publishing (off only for throwaway data).
+        overwrite: replace an existing snapshot with the same id (atomically).
+        group: torch.distributed process group of the ranks.
+        barrier: ``"torch"``, ``"file"`` or None (torch when initialised, else files).
+        barrier_timeout: seconds to wait for the other ranks.
+        provenance: recorded in the manifest (tools record their sources).
+
+    Returns:
+        The published snapshot directory.
+    """
+    store, rank, world_size, comm, seq, snap_id = prepare(
+        buf, path, rank, world_size, snapshot_id, group, barrier, barrier_timeout, overwrite)
+    staging = comm.staging(store, snap_id)
+    with buf.lock:
+        cap = capture(buf, store, rank, world_size, incremental)
+        with live_source(buf) as source:
+            return run_save(buf, cap, comm, staging, snap_id, seq, source, keep_last, durable,
+                            overwrite, provenance)

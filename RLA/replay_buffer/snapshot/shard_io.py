@@ -1,0 +1,214 @@
+"""One rank's shard of a snapshot: capture the buffer state, write and read its files."""
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, ContextManager, Dict, Iterator, List, Tuple
+
+import numpy as np
+
+from RLA.errors import CorruptSnapshotError
+from RLA.fs import atomic_write_json
+from RLA.replay_buffer import episodes as ep_mod
+from RLA.replay_buffer.schema import Schema
+from RLA.replay_buffer.snapshot import format as fmt
+from RLA.version import __version__
+
+if TYPE_CHECKING:
+    from RLA.replay_buffer.buffer import ReplayBuffer
+
+ChunkSource = Callable[[int, int, int], ContextManager[List[np.ndarray]]]
+
+
+def ring_order(size: int, cursor: int, capacity: int) -> np.ndarray:
+    """Valid slots from the oldest to the newest item."""
+    if size < capacity:
+        return np.arange(size, dtype=np.int64)
+    return np.concatenate((np.arange(cursor, capacity), np.arange(0, cursor))).astype(np.int64)
+
+
+def store_key(store: Path, rank: int) -> Tuple[str, int]:
+    return (os.path.realpath(store), int(rank))
+
+
+@dataclass
+class Capture:
+    """What a save must write, taken under the buffer lock (the point in time)."""
+
+    store: Path
+    rank: int
+    world_size: int
+    header: Dict[str, Any]
+    arrays: Dict[str, np.ndarray]
+    reuse: Dict[int, Dict[str, Any]]
+    todo: List[Tuple[int, int, int, int]]
+    written: Dict[int, Dict[str, Any]] = field(default_factory=dict)
+
+
+def capture(buf: "ReplayBuffer", store: Path, rank: int, world_size: int,
+            incremental: bool) -> Capture:
+    """Snapshot the small state and plan which chunks to (re)write. Call under ``buf.lock``."""
+    size, cap = len(buf), buf.capacity
+    arrays: Dict[str, np.ndarray] = {}
+    sampler_state: Dict[str, Any] = {}
+    report = {c: {"episodes": 0, "steps": 0} for c in ep_mod.CLASSES}
+    if buf.schema is not None:
+        sampler_state, sampler_arrays = buf.sampler.state(size)
+        arrays = {name: np.array(arr, copy=True) for name, arr in sampler_arrays.items()}
+        meta = buf.storage.arrays
+        table = ep_mod.episode_table(meta["_episode_id"], meta["_step"], meta["_flags"],
+                                     ring_order(size, buf.cursor, cap))
+        report = ep_mod.report(table)
+    header = {
+        "kind": "ReplayBuffer", "library_version": __version__, "rank": rank,
+        "world_size": world_size, "schema": buf.schema.to_json() if buf.schema else None,
+        "capacity": cap, "size": size, "cursor": buf.cursor, "write_count": buf.write_count,
+        "chunk_slots": buf.chunk_slots, "storage": buf.storage_kind,
+        "episodes": buf.episodes.state(), "done_keys": list(buf.done_keys or []) or None,
+        "sampler": {"kind": buf.sampler_kind, "params": buf.sampler.params(),
+                    "state": sampler_state},
+        "rng": buf.rng.bit_generator.state, "seed": buf.seed, "episode_report": report,
+        "return_torch": buf.return_torch,
+    }
+    reuse: Dict[int, Dict[str, Any]] = {}
+    todo: List[Tuple[int, int, int, int]] = []
+    known = buf.persisted.get(store_key(store, rank), {}) if incremental else {}
+    k = buf.chunk_slots
+    for chunk in range(-(-size // k) if size else 0):
+        start, end = chunk * k, min((chunk + 1) * k, size)
+        ver = int(buf.chunk_ver[chunk])
+        rec = known.get(chunk)
+        if rec is not None and rec["ver"] == ver and rec["end"] == end and \
+                _exists_with_size(store / rec["file"], rec["bytes"]):
+            reuse[chunk] = rec
+        else:
+            todo.append((chunk, start, end, ver))
+    return Capture(store, rank, world_size, header, arrays, reuse, todo)
+
+
+def _exists_with_size(path: Path, size: int) -> bool:
+    try:
+        return os.stat(path).st_size == size
+    except OSError:
+        return False
+
+
+@contextmanager
+def live_source(buf: "ReplayBuffer") -> Iterator[ChunkSource]:
+    """Chunk views straight from the live arrays (synchronous saves hold the lock)."""
+    @contextmanager
+    def views(chunk: int, start: int, end: int) -> Iterator[List[np.ndarray]]:
+        yield [buf.storage.arrays[f.name][start:end] for f in buf.schema.all_fields()]
+    yield views
+
+
+def write_shard(cap: Capture, staging: Path, session: str, source: ChunkSource,
+                durable: bool = True) -> Dict[str, Any]:
+    """Write the new segments, the shard arrays and the shard manifest into ``staging``.
+
+    Segment names carry the buffer session, the chunk version and a per-save token, so a
+    save never touches a file an earlier snapshot references.
+    """
+    token = uuid.uuid4().hex[:6]
+    seg_rel = fmt.segment_dir(cap.rank)
+    (cap.store / seg_rel).mkdir(parents=True, exist_ok=True)
+    to_sync: List[Path] = []
+    for chunk, start, end, ver in cap.todo:
+        rel = f"{seg_rel}/c{chunk:07d}-{session}-{ver}-{token}.seg"
+        path = cap.store / rel
+        with source(chunk, start, end) as arrays:
+            nbytes, crc = fmt.write_views(path, [fmt.as_bytes_view(a) for a in arrays])
+        to_sync.append(path)
+        cap.written[chunk] = {"file": rel, "chunk": chunk, "start": start, "end": end,
+                              "bytes": nbytes, "crc32": crc, "ver": ver}
+    arrays_meta: Dict[str, Any] = {}
+    if cap.arrays:
+        adir = staging / fmt.shard_dir(cap.rank)
+        adir.mkdir(parents=True, exist_ok=True)
+        for name, arr in cap.arrays.items():
+            path = adir / f"{name}.bin"
+            nbytes, crc = fmt.write_views(path, [fmt.as_bytes_view(arr)], exclusive=False)
+            to_sync.append(path)
+            arrays_meta[name] = {"file": f"{fmt.shard_dir(cap.rank)}/{name}.bin",
+                                 "dtype": arr.dtype.str, "shape": list(arr.shape),
+                                 "bytes": nbytes, "crc32": crc}
+    if durable:
+        fmt.fsync_paths(to_sync)
+        from RLA.fs import fsync_dir
+        fsync_dir(cap.store / seg_rel)
+    records = {**cap.reuse, **cap.written}
+    segments = [{k: v for k, v in records[c].items() if k != "ver"} for c in sorted(records)]
+    shard = dict(cap.header, segments=segments, arrays=arrays_meta, written_at=time.time())
+    atomic_write_json(staging / fmt.shard_file(cap.rank), shard, durable=durable)
+    return shard
+
+
+def check_segments(shard: Dict[str, Any], where: Path) -> None:
+    """The segments must tile ``[0, size)`` exactly, in order."""
+    pos = 0
+    for seg in shard["segments"]:
+        if seg["start"] != pos or seg["end"] <= seg["start"]:
+            raise CorruptSnapshotError(
+                f"Shard manifest {where} does not match its segments",
+                expected=f"a segment starting at slot {pos}",
+                found=f"segment {seg['file']} covering [{seg['start']}, {seg['end']})",
+                fix="the snapshot is damaged; load an older one")
+        pos = seg["end"]
+    if pos != shard["size"]:
+        raise CorruptSnapshotError(f"Shard manifest {where} does not match its segments",
+                                   expected=f"segments covering {shard['size']} items",
+                                   found=f"{pos} items", fix="load an older snapshot")
+
+
+def read_segment_into(store: Path, seg: Dict[str, Any], schema: Schema,
+                      arrays: Dict[str, np.ndarray], offset: int = 0) -> None:
+    """Read one verified segment into ``arrays`` at slots ``[offset, offset + n)``."""
+    n = seg["end"] - seg["start"]
+    views = [fmt.as_bytes_view(arrays[f.name][offset:offset + n]) if n else memoryview(b"")
+             for f in schema.all_fields()]
+    expected = n * schema.item_bytes
+    if expected != seg["bytes"]:
+        raise CorruptSnapshotError(f"Segment {store / seg['file']} does not match the schema",
+                                   expected=f"{expected} bytes for {n} items",
+                                   found=f"{seg['bytes']} bytes listed",
+                                   fix="load an older snapshot")
+    fmt.read_verified(store / seg["file"], views, seg["bytes"], seg["crc32"])
+
+
+def read_arrays(snap_dir: Path, shard: Dict[str, Any]) -> Dict[str, np.ndarray]:
+    """Read and verify the shard's small arrays (sampler state)."""
+    out: Dict[str, np.ndarray] = {}
+    for name, meta in shard.get("arrays", {}).items():
+        arr = np.empty(tuple(meta["shape"]), dtype=np.dtype(meta["dtype"]))
+        fmt.read_verified(snap_dir / meta["file"], [fmt.as_bytes_view(arr)], meta["bytes"],
+                          meta["crc32"])
+        out[name] = arr
+    return out
+
+
+def read_meta(store: Path, shard: Dict[str, Any], schema: Schema) -> Dict[str, np.ndarray]:
+    """Read only the meta fields of every segment (seek reads; sizes are checked)."""
+    size = shard["size"]
+    fields = schema.all_fields()
+    meta_names = [f for f in fields if f.name.startswith("_")]
+    out = {f.name: np.empty(size, dtype=f.dtype) for f in meta_names}
+    for seg in shard["segments"]:
+        n = seg["end"] - seg["start"]
+        path = store / seg["file"]
+        if not _exists_with_size(path, seg["bytes"]) or seg["bytes"] != n * schema.item_bytes:
+            raise CorruptSnapshotError(f"Segment {path} is missing or has the wrong size",
+                                       expected=f"{seg['bytes']} bytes",
+                                       found="a different file", fix="load an older snapshot")
+        with open(path, "rb") as handle:
+            pos = 0
+            for f in fields:
+                nbytes = n * f.item_bytes
+                if f.name.startswith("_"):
+                    handle.seek(pos)
+                    handle.readinto(fmt.as_bytes_view(out[f.name][seg["start"]:seg["end"]]))
+                pos += nbytes
+    return out
