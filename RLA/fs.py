@@ -38,7 +38,8 @@ def atomic_write_bytes(path: PathLike, data: bytes, durable: bool = True) -> Non
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    # A short temp name: the destination may already use the whole 255-byte budget.
+    fd, tmp = tempfile.mkstemp(prefix=".rla-", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)

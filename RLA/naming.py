@@ -11,8 +11,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, List, Optional, Sequence, Tuple
 
-#: Byte budget of one path component on common filesystems.
-MAX_NAME_BYTES = 255
+#: Byte budget of a run name: 255 (one path component) minus room for ".json" of the
+#: archive_tester file, so every data type of a run fits.
+MAX_NAME_BYTES = 250
 TIME_FORMAT = "%H-%M-%S-%f"
 DATE_FORMAT = "%Y/%m/%d"
 INDEX_FORMAT = DATE_FORMAT + "/" + TIME_FORMAT

@@ -30,11 +30,15 @@ class IgnoreRules:
             spec = pathspec.GitIgnoreSpec.from_lines(lines)
             self._specs.append((Path(ignore_file).resolve().parent, spec))
 
-    def ignored(self, path: Path, is_dir: bool) -> bool:
-        """Whether ``path`` (absolute) is excluded by any of the rule files."""
+    def ignored(self, path: Path, is_dir: bool, root: Optional[Path] = None) -> bool:
+        """Whether ``path`` (absolute) is excluded by any of the rule files.
+
+        ``root``: a folder the user listed explicitly although the rules ignore it (e.g. a
+        ``build/lib`` in lib mode); paths below it are matched relative to it.
+        """
         for base, spec in self._specs:
             try:
-                rel = path.resolve().relative_to(base).as_posix()
+                rel = path.resolve().relative_to(root or base).as_posix()
             except ValueError:
                 continue  # rules of a folder apply only below it
             if is_dir:
@@ -44,22 +48,26 @@ class IgnoreRules:
         return False
 
 
-def _copy_tree(src: Path, dst: Path, rules: IgnoreRules, skip: Iterable[Path]) -> List[Path]:
+def _copy_tree(src: Path, dst: Path, rules: IgnoreRules, skip: Iterable[Path],
+               explicit_root: bool = False) -> List[Path]:
     copied: List[Path] = []
+    # lib mode: the built library (usually git-ignored as a whole, e.g. build/) is copied
+    # anyway; the rules still apply to the paths below it.
+    root = src if explicit_root and rules.ignored(src, True) else None
     skip = [p.resolve() for p in skip]
     for dirpath, dirnames, filenames in os.walk(src):
         here = Path(dirpath)
         kept = []
         for name in sorted(dirnames):
             full = here / name
-            if name in ALWAYS_SKIPPED_DIRS or rules.ignored(full, True) or \
+            if name in ALWAYS_SKIPPED_DIRS or rules.ignored(full, True, root) or \
                     any(full.resolve() == s or s in full.resolve().parents for s in skip):
                 continue
             kept.append(name)
         dirnames[:] = kept
         for name in sorted(filenames):
             full = here / name
-            if rules.ignored(full, False) or full.is_symlink() and not full.exists():
+            if rules.ignored(full, False, root) or full.is_symlink() and not full.exists():
                 continue
             target = dst / full.relative_to(src)
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -127,7 +135,8 @@ def backup_code(code_dir: Path, project_root: Path, mode: str, backup_dirs: Sequ
                               fix=f"fix {key} (relative to {project_root}) or create it")
         target = code_dir / (name if name is not None else "")
         if src.is_dir():
-            copied += _copy_tree(src, target.resolve() if name is not None else code_dir, rules, skip)
+            copied += _copy_tree(src, target.resolve() if name is not None else code_dir, rules, skip,
+                                 explicit_root=mode == "lib")
         elif not rules.ignored(src, False):
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, target)
