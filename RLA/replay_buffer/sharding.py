@@ -1,0 +1,267 @@
+"""Redistribution of M snapshot shards into N ranks (episodes whole, balanced, exact priorities).
+
+The plan is a pure function of the shard manifests, their per-slot meta fields and N: it
+never depends on directory listing order, splits no episode, balances transitions greedily
+(sizes differ by at most one episode), rewrites env ids for the destination's env count,
+keeps every priority to the bit and keeps episode ids (globally unique) unchanged.
+"""
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
+
+import numpy as np
+
+from RLA.errors import ReplayBufferError
+from RLA.replay_buffer import episodes as ep_mod
+from RLA.replay_buffer.schema import FLAG_TRUNCATED, Schema
+from RLA.replay_buffer.snapshot import format as fmt
+from RLA.replay_buffer.snapshot.load import check_compatible
+from RLA.replay_buffer.snapshot.shard_io import (check_segments, read_arrays, read_meta,
+                                                 read_segment_into, ring_order)
+
+if TYPE_CHECKING:
+    from RLA.replay_buffer.buffer import ReplayBuffer
+
+TRUNCATION_FIELDS = ("truncated", "next.truncated")
+
+
+def plan(shards: Dict[int, Dict[str, Any]], metas: Dict[int, Dict[str, np.ndarray]],
+         world_size: int, capacity: int, num_envs: int, policy: Dict[str, str],
+         on_overflow: str = "drop_oldest") -> Dict[str, Any]:
+    """Assign every kept episode of every source shard to one of ``world_size`` ranks.
+
+    Returns a dict with ``ranks`` (per destination: list of episodes, each a dict with the
+    source shard, source slots in step order, env id, carried/truncated flags), per-rank
+    ``counters`` and a ``report`` of what was kept, dropped, truncated and carried.
+    """
+    if on_overflow not in ("drop_oldest", "error"):
+        raise ReplayBufferError("Bad on_overflow", expected="'drop_oldest' or 'error'",
+                                found=repr(on_overflow), fix="pass one of them")
+    episodes: List[Dict[str, Any]] = []
+    next_counter = 0
+    report: Dict[str, Any] = {c: {"episodes": 0, "steps": 0} for c in ep_mod.CLASSES}
+    report.update(dropped={"episodes": 0, "steps": 0}, overflow={"episodes": 0, "steps": 0},
+                  truncated={"episodes": 0, "steps": 0}, carried=0, uncarried_open=0)
+    for m in sorted(shards):
+        shard, meta = shards[m], metas[m]
+        size = int(shard["size"])
+        order = ring_order(size, int(shard["cursor"]), int(shard["capacity"]))
+        table = ep_mod.episode_table(meta["_episode_id"], meta["_step"], meta["_flags"], order)
+        classes = ep_mod.classify(table)
+        current = set(int(x) for x in shard["episodes"]["current"] if x >= 0)
+        next_counter = max(next_counter, int(shard["episodes"]["next_counter"]))
+        if table["id"].size:
+            next_counter = max(next_counter, int(ep_mod.episode_counter(table["id"]).max()) + 1)
+        base = int(shard["write_count"]) - size
+        for i in range(table["id"].size):
+            cls = str(classes[i])
+            n = int(table["length"][i])
+            report[cls]["episodes"] += 1
+            report[cls]["steps"] += n
+            action = policy[cls]
+            if action == "drop":
+                report["dropped"]["episodes"] += 1
+                report["dropped"]["steps"] += n
+                continue
+            start = int(table["start"][i])
+            is_open = cls in ("open", "headless_open")
+            episodes.append({
+                "key": (base + int(table["first_pos"][i]), m, int(table["id"][i])),
+                "shard": m, "slots": table["slots_sorted"][start:start + n], "length": n,
+                "carry": is_open and action == "carry" and int(table["id"][i]) in current,
+                "truncate": action == "mark_truncated", "id": int(table["id"][i])})
+    episodes.sort(key=lambda e: e["key"])
+    loads = np.zeros(world_size, dtype=np.int64)
+    ranks: List[List[Dict[str, Any]]] = [[] for _ in range(world_size)]
+    for ep in episodes:  # greedy: least-loaded rank, ties to the lowest rank
+        r = int(np.argmin(loads))
+        ranks[r].append(ep)
+        loads[r] += ep["length"]
+    for r in range(world_size):
+        while loads[r] > capacity:
+            if on_overflow == "error":
+                raise ReplayBufferError(
+                    "The snapshot does not fit the new topology",
+                    expected=f"at most {capacity} items per rank",
+                    found=f"{int(loads[r])} items for rank {r}",
+                    fix="raise the capacity or pass on_overflow='drop_oldest'")
+            ep = ranks[r].pop(0)  # the oldest
+            loads[r] -= ep["length"]
+            report["overflow"]["episodes"] += 1
+            report["overflow"]["steps"] += ep["length"]
+        carried = [ep for ep in ranks[r] if ep["carry"]][::-1]  # newest first
+        for env, ep in enumerate(carried):
+            if env < num_envs:
+                ep["env"] = env
+                report["carried"] += 1
+            else:
+                ep["carry"] = False
+                report["uncarried_open"] += 1
+        for j, ep in enumerate(ranks[r]):
+            ep.setdefault("env", j % num_envs)
+            if ep["truncate"]:
+                report["truncated"]["episodes"] += 1
+                report["truncated"]["steps"] += ep["length"]
+    report["sizes"] = [int(x) for x in loads]
+    return {"ranks": ranks, "next_counter": next_counter, "report": report}
+
+
+def build_rank(store: Path, snap_dir: Path, shards: Dict[int, Dict[str, Any]], schema: Schema,
+               episodes: List[Dict[str, Any]], storage_arrays: Dict[str, np.ndarray],
+               prioritized: bool) -> np.ndarray:
+    """Copy the planned episodes into ``storage_arrays`` (slots 0..n-1, in plan order).
+
+    Returns the priorities of the placed items (ones when the source had none).
+    """
+    n = sum(ep["length"] for ep in episodes)
+    prio = np.ones(n, dtype=np.float64)
+    pos = 0
+    dest_of: Dict[int, List[np.ndarray]] = {}
+    src_of: Dict[int, List[np.ndarray]] = {}
+    for ep in episodes:
+        k = ep["length"]
+        dst = np.arange(pos, pos + k)
+        storage_arrays["_env_id"][dst] = ep["env"]
+        dest_of.setdefault(ep["shard"], []).append(dst)
+        src_of.setdefault(ep["shard"], []).append(np.asarray(ep["slots"], dtype=np.int64))
+        pos += k
+    for m in sorted(src_of):
+        src = np.concatenate(src_of[m])
+        dst = np.concatenate(dest_of[m])
+        srt = np.argsort(src, kind="stable")
+        src, dst = src[srt], dst[srt]
+        if prioritized:
+            prio_src = read_arrays(snap_dir, shards[m]).get("priority")
+            if prio_src is not None:
+                prio[dst] = prio_src[src]
+        for seg in shards[m]["segments"]:
+            lo, hi = np.searchsorted(src, [seg["start"], seg["end"]])
+            if lo == hi:
+                continue
+            n_seg = seg["end"] - seg["start"]
+            tmp = {f.name: np.empty((n_seg, *f.shape), dtype=f.dtype) for f in schema.all_fields()}
+            read_segment_into(store, seg, schema, tmp, offset=0)
+            rows = src[lo:hi] - seg["start"]
+            for name, arr in tmp.items():
+                if name == "_env_id":
+                    continue
+                storage_arrays[name][dst[lo:hi]] = arr[rows]
+    for ep_start, ep in zip(np.cumsum([0] + [e["length"] for e in episodes])[:-1], episodes):
+        if ep["truncate"]:
+            last = int(ep_start + ep["length"] - 1)
+            storage_arrays["_flags"][last] |= FLAG_TRUNCATED
+            for name in TRUNCATION_FIELDS:
+                if name in schema.fields and schema.fields[name].dtype.kind == "b":
+                    storage_arrays[name][last] = True
+    return prio
+
+
+def load_resharded(buf: "ReplayBuffer", store: Path, snap_dir: Path,
+                   shards: Dict[int, Dict[str, Any]], rank: int, world_size: int,
+                   policy: Dict[str, str], on_overflow: str = "drop_oldest") -> Dict[str, Any]:
+    """Load this rank's part of an M-shard snapshot into ``buf`` (N = ``world_size``)."""
+    if not shards:
+        raise ReplayBufferError(f"No shard of {snap_dir} could be read", expected="shards",
+                                found="none", fix="restore the shard files")
+    first = shards[min(shards)]
+    schema = check_compatible(buf, first, snap_dir, same_capacity=False)
+    metas = {}
+    for m in sorted(shards):
+        check_compatible(buf, shards[m], snap_dir / fmt.shard_file(m), same_capacity=False)
+        check_segments(shards[m], snap_dir / fmt.shard_file(m))
+        metas[m] = read_meta(store, shards[m], schema)
+    result = plan(shards, metas, world_size, buf.capacity, buf.num_envs, policy, on_overflow)
+    mine = result["ranks"][rank]
+    storage = buf.storage.new_like().allocate(schema, buf.capacity)
+    prioritized = buf.sampler_kind == "prioritized"
+    try:
+        prio = build_rank(store, snap_dir, shards, schema, mine, storage.arrays, prioritized)
+        n = len(prio)
+        sampler = type(buf.sampler)(buf.capacity, **first["sampler"]["params"])
+        if prioritized:
+            state = dict(first["sampler"]["state"])
+            state["max_priority"] = float(prio.max()) if n else sampler.initial_priority
+            sampler.load_state(state, {"priority": prio}, n)
+        tracker = ep_mod.EpisodeTracker(buf.num_envs, origin=rank)
+        tracker.next_counter = result["next_counter"]
+        pos = 0
+        for ep in mine:
+            pos += ep["length"]
+            if ep["carry"]:
+                tracker.current[ep["env"]] = ep["id"]
+                tracker.step[ep["env"]] = int(storage.arrays["_step"][pos - 1]) + 1
+        seed = first.get("seed")
+        entropy = int(seed) if isinstance(seed, int) else 0
+        rng = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(rank,)))
+    except BaseException:
+        storage.close()
+        raise
+    with buf.lock:
+        old = buf.storage
+        buf.schema = schema
+        buf.storage, buf.sampler, buf.rng, buf.episodes = storage, sampler, rng, tracker
+        buf._size, buf._cursor, buf.write_count = n, n % buf.capacity, n
+        buf.chunk_slots = max(1, buf.segment_bytes // max(1, schema.item_bytes))
+        buf.chunk_ver = np.zeros(-(-buf.capacity // buf.chunk_slots), dtype=np.int64)
+        buf.generation += 1
+        buf.session = uuid.uuid4().hex[:10]
+        buf.rank, buf.world_size = rank, world_size
+        buf.persisted.clear()
+    old.close()
+    return {"snapshot": str(snap_dir), "mode": "resharded", "rank": rank,
+            "world_size": world_size, "source_world_size": len(shards), "size": n,
+            "report": result["report"]}
+
+
+def reshard_snapshot(src: Any, dst: Any, world_size: int, capacity: Optional[int] = None,
+                     num_envs: Optional[int] = None, episode_policy: Optional[Dict[str, str]] = None,
+                     snapshot_id: Optional[str] = None, snapshot: Optional[str] = None,
+                     allow_missing_shards: bool = False) -> Dict[str, Any]:
+    """Offline M -> N: read a snapshot, write a new N-shard snapshot into the store ``dst``.
+
+    Sources are copied, never moved; the new manifest records its provenance. The default
+    capacity is the source's, grown when a rank needs more, so nothing is dropped.
+    """
+    from RLA.replay_buffer.buffer import ReplayBuffer
+    from RLA.replay_buffer.snapshot.commit import Committer
+    from RLA.replay_buffer.snapshot.save import next_seq, publish
+    from RLA.replay_buffer.snapshot.shard_io import capture, live_source, write_shard
+    store, snap_dir, manifest = fmt.resolve(src, snapshot)
+    shards = fmt.read_shards(snap_dir, manifest, allow_missing_shards)
+    first = shards[min(shards)]
+    schema = Schema.from_json(first["schema"]) if first.get("schema") else None
+    if schema is None:
+        raise ReplayBufferError(f"{snap_dir} holds no data", expected="a non-empty snapshot",
+                                found="an empty buffer", fix="nothing to reshard")
+    policy = ep_mod.check_policy(episode_policy)
+    envs = int(num_envs or first["episodes"]["num_envs"])
+    metas = {m: read_meta(store, shards[m], schema) for m in sorted(shards)}
+    cap = int(capacity or first["capacity"])
+    if capacity is None:
+        probe = plan(shards, metas, world_size, 1 << 62, envs, policy)
+        cap = max(cap, max(probe["report"]["sizes"] or [0]))
+    dst = Path(dst)
+    dst.mkdir(parents=True, exist_ok=True)
+    seq = next_seq(dst)
+    snap_id = snapshot_id or f"snap-{seq:08d}"
+    staging = Committer().staging(dst, snap_id)
+    report = None
+    for r in range(world_size):
+        buf = ReplayBuffer(cap, schema, sampler=first["sampler"]["kind"],
+                           sampler_options=first["sampler"]["params"], num_envs=envs,
+                           seed=first.get("seed"), rank=r, world_size=world_size)
+        with buf:
+            out = load_resharded(buf, store, snap_dir, shards, r, world_size, policy)
+            report = out["report"]
+            with buf.lock:
+                c = capture(buf, dst, r, world_size, incremental=False)
+                with live_source(buf) as source:
+                    write_shard(c, staging, buf.session, source)
+    provenance = {"operation": "reshard", "source": str(snap_dir),
+                  "source_snapshot_id": manifest.get("snapshot_id"),
+                  "source_world_size": int(manifest["world_size"]), "world_size": world_size,
+                  "report": report}
+    target = publish(dst, staging, snap_id, seq, world_size, provenance=provenance)
+    return {"snapshot": str(target), "report": report, "capacity": cap}
