@@ -1,0 +1,63 @@
+"""Sync runs between machines: the transport registry and :func:`open_transport`.
+
+Transports are plug-ins registered by name (``sftp``, ``ftp``, ``local``); third-party
+packages add more through the ``rla.sync_transports`` entry-point group. Heavy
+dependencies (paramiko) are imported only when their transport is opened.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Callable, Optional
+
+from RLA.config.remote import RemoteSettings
+from RLA.errors import ConfigError
+from RLA.registry import Registry
+from RLA.sync.base import RemoteEntry, RemoteStat, Transport
+
+TRANSPORTS: Registry[type] = Registry("sync transport", entry_point_group="rla.sync_transports")
+TRANSPORTS.register("local", "RLA.sync.local:LocalTransport")
+TRANSPORTS.register("ftp", "RLA.sync.ftp:FTPTransport")
+TRANSPORTS.register("sftp", "RLA.sync.sftp:SFTPTransport", install_hint="pip install paramiko")
+
+
+def open_transport(settings: RemoteSettings, project_root: Optional[Path] = None,
+                   warn: Optional[Callable[[str], None]] = None) -> Transport:
+    """Connect to the main node described by ``settings`` (one connection).
+
+    Args:
+        settings: the ``REMOTE_SETTING`` section.
+        project_root: folder that relative ``key_filename`` / ``known_hosts`` refer to.
+        warn: receives warnings (password read from the config, host key trusted).
+
+    Raises:
+        ConfigError: the server address is missing.
+        AuthError: credentials or host key rejected.
+        TransportError: the server cannot be reached.
+    """
+    protocol = settings.file_transfer_protocol
+    cls = TRANSPORTS.get(protocol)
+    if protocol == "local":
+        return cls()
+    if not settings.ftp_server:
+        raise ConfigError("REMOTE_SETTING.ftp_server is not set", expected="the main node's host name or address",
+                          found="an empty value", fix="set REMOTE_SETTING.ftp_server in rla_config.yaml")
+    if settings.password_from_config() and warn is not None:
+        warn("REMOTE_SETTING.password is read from rla_config.yaml; prefer an SSH key or the "
+             "environment variable RLA_REMOTE_PASSWORD")
+
+    def resolve(path: Optional[str]) -> Optional[str]:
+        if not path:
+            return None
+        expanded = Path(os.path.expanduser(path))
+        if not expanded.is_absolute() and project_root is not None:
+            expanded = project_root / expanded
+        return str(expanded)
+
+    return cls(host=settings.ftp_server, port=settings.port, username=settings.username or None,
+               password=settings.resolved_password(), key_filename=resolve(settings.key_filename),
+               allow_agent=settings.allow_agent, known_hosts=resolve(settings.known_hosts),
+               host_key_policy=settings.host_key_policy, timeout=settings.timeout, warn=warn)
+
+
+__all__ = ["TRANSPORTS", "RemoteEntry", "RemoteStat", "Transport", "open_transport"]

@@ -1,0 +1,197 @@
+"""``FTPTransport``: the main node over FTP (stdlib ftplib), on any port."""
+from __future__ import annotations
+
+import calendar
+import ftplib
+import time
+from typing import IO, Callable, List, Optional
+
+from RLA.errors import AuthError, TransportError
+from RLA.sync.base import CHUNK, RemoteEntry, RemoteStat, Transport
+from RLA.sync.secrets import scrub
+
+_FAILURES = (ftplib.Error, OSError, EOFError)
+
+
+class _Limited:
+    """A read-only view of the next ``length`` bytes of a stream (counts what was read)."""
+
+    def __init__(self, source: IO[bytes], length: int) -> None:
+        self.source, self.left, self.done = source, length, 0
+
+    def read(self, size: int = -1) -> bytes:
+        if self.left <= 0:
+            return b""
+        size = self.left if size is None or size < 0 else min(size, self.left)
+        data = self.source.read(size)
+        self.left -= len(data)
+        self.done += len(data)
+        return data
+
+
+def _parse_modify(value: Optional[str]) -> Optional[float]:
+    if not value:
+        return None
+    try:
+        return float(calendar.timegm(time.strptime(value[:14], "%Y%m%d%H%M%S")))
+    except ValueError:
+        return None
+
+
+class FTPTransport(Transport):
+    """Files on the main node through one FTP control connection (binary mode).
+
+    Appends and resumed uploads use ``REST`` + ``STOR``; listings use ``MLSD``/``MLST``.
+    FTP sends the password in clear text: prefer SFTP outside trusted networks.
+
+    Args:
+        host: server name or address.
+        port: FTP port (default 21).
+        username: login (default ``anonymous``).
+        password: password; never stored in messages or ``repr``.
+        timeout: seconds for connecting and for each reply.
+
+    Raises:
+        AuthError: login refused.
+        TransportError: the server cannot be reached.
+    """
+
+    name = "ftp"
+
+    def __init__(self, host: str, port: Optional[int] = None, username: Optional[str] = None,
+                 password: Optional[str] = None, timeout: float = 30.0, **_ignored: object) -> None:
+        super().__init__()
+        self.host, self.port, self.username = host, int(port or 21), username or "anonymous"
+        self._secret = password
+        self._where = f"{self.username}@{host}:{self.port}"
+        self._ftp = ftplib.FTP(timeout=timeout)
+        try:
+            self._ftp.connect(host, self.port)
+        except _FAILURES as exc:
+            self._ftp.close()
+            raise TransportError(f"Cannot connect to the FTP server {host}:{self.port}",
+                                 expected="an FTP server accepting connections",
+                                 found=f"{type(exc).__name__}: {exc}",
+                                 fix="check ftp_server, port and the network") from None
+        try:
+            self._ftp.login(self.username, password or "")
+            self._ftp.voidcmd("TYPE I")
+        except ftplib.error_perm as exc:
+            self._ftp.close()
+            raise AuthError(f"FTP login to {self._where} failed", expected="a valid username and password",
+                            found=scrub(str(exc), password),
+                            fix="check REMOTE_SETTING.username and RLA_REMOTE_PASSWORD") from None
+        except _FAILURES as exc:
+            self._ftp.close()
+            raise TransportError(f"FTP login to {self._where} failed", expected="a working FTP session",
+                                 found=scrub(f"{type(exc).__name__}: {exc}", password),
+                                 fix="check the server, then sync again") from None
+
+    def _fail(self, action: str, rpath: str, exc: BaseException) -> TransportError:
+        return TransportError(f"FTP could not {action} {rpath} on {self._where}",
+                              expected="a working FTP session and a writable remote_data_root",
+                              found=scrub(f"{type(exc).__name__}: {exc}", self._secret),
+                              fix="check the path and permissions on the main node, then sync again")
+
+    def _call(self, action: str, rpath: str, fn: Callable[[], object]) -> object:
+        try:
+            return fn()
+        except _FAILURES as exc:
+            raise self._fail(action, rpath, exc) from exc
+
+    def stat(self, rpath: str) -> Optional[RemoteStat]:
+        try:
+            reply = self._ftp.sendcmd(f"MLST {rpath}")
+        except ftplib.error_perm:
+            return None
+        except _FAILURES as exc:
+            raise self._fail("stat", rpath, exc) from exc
+        facts_line = next((line.strip() for line in reply.splitlines()[1:] if ";" in line), "")
+        facts = dict(part.split("=", 1) for part in facts_line.split(";") if "=" in part)
+        facts = {k.lower(): v for k, v in facts.items()}
+        if facts.get("type", "file").lower() in ("dir", "cdir", "pdir"):
+            return None
+        return RemoteStat(int(facts.get("size", 0)), _parse_modify(facts.get("modify")))
+
+    def listdir(self, rpath: str) -> List[RemoteEntry]:
+        try:
+            rows = list(self._ftp.mlsd(rpath, facts=["type", "size", "modify"]))
+        except ftplib.error_perm:
+            return []
+        except _FAILURES as exc:
+            raise self._fail("list", rpath, exc) from exc
+        out = []
+        for name, facts in rows:
+            kind = facts.get("type", "file").lower()
+            if kind in ("cdir", "pdir") or name in (".", ".."):
+                continue
+            out.append(RemoteEntry(name, kind == "dir", int(facts.get("size", 0) or 0),
+                                   _parse_modify(facts.get("modify"))))
+        return out
+
+    def mkdir(self, rpath: str) -> None:
+        try:
+            self._ftp.mkd(rpath)
+        except ftplib.error_perm as exc:
+            try:
+                self._ftp.sendcmd(f"MLST {rpath}")  # exists already?
+            except _FAILURES:
+                raise self._fail("create directory", rpath, exc) from exc
+        except _FAILURES as exc:
+            raise self._fail("create directory", rpath, exc) from exc
+
+    def write(self, rpath: str, source: IO[bytes], offset: int, length: int) -> int:
+        reader = _Limited(source, length)
+        self._call("write", rpath, lambda: self._ftp.storbinary(f"STOR {rpath}", reader, blocksize=CHUNK,
+                                                                 rest=offset or None))
+        return reader.done
+
+    def read(self, rpath: str, sink: IO[bytes], offset: int) -> int:
+        got = [0]
+
+        def take(data: bytes) -> None:
+            sink.write(data)
+            got[0] += len(data)
+
+        self._call("read", rpath, lambda: self._ftp.retrbinary(f"RETR {rpath}", take, blocksize=CHUNK,
+                                                                rest=offset or None))
+        return got[0]
+
+    def rename(self, src: str, dst: str) -> None:
+        try:
+            self._ftp.rename(src, dst)
+        except ftplib.error_perm:
+            # Servers that refuse to overwrite: remove the target first.
+            self.remove(dst)
+            self._call("rename", src, lambda: self._ftp.rename(src, dst))
+        except _FAILURES as exc:
+            raise self._fail("rename", src, exc) from exc
+
+    def remove(self, rpath: str) -> None:
+        try:
+            self._ftp.delete(rpath)
+        except ftplib.error_perm as exc:
+            if self.stat(rpath) is not None:
+                raise self._fail("remove", rpath, exc) from exc
+        except _FAILURES as exc:
+            raise self._fail("remove", rpath, exc) from exc
+
+    def set_mtime(self, rpath: str, mtime: float) -> None:
+        stamp = time.strftime("%Y%m%d%H%M%S", time.gmtime(mtime))
+        try:
+            self._ftp.sendcmd(f"MFMT {stamp} {rpath}")
+        except ftplib.error_perm:
+            pass  # MFMT is an optional extension; times only help `rla sync pull`
+        except _FAILURES as exc:
+            raise self._fail("set the time of", rpath, exc) from exc
+
+    def _close(self) -> None:
+        try:
+            self._ftp.quit()
+        except _FAILURES:
+            pass
+        finally:
+            self._ftp.close()
+
+    def __repr__(self) -> str:
+        return f"FTPTransport({self._where!r})"

@@ -1,0 +1,107 @@
+"""The sync planner: pure diffs of two file listings into transfer steps (no I/O)."""
+from __future__ import annotations
+
+import enum
+import fnmatch
+import posixpath
+from dataclasses import dataclass
+from typing import List, Mapping, Optional
+
+from RLA.sync.manifest import FileRecord, Pending
+
+#: Files a run only ever appends to (the logger's text outputs, TensorBoard events, JSON
+#: lines). Only their new bytes travel, after the old prefix is checked against its hash.
+APPEND_ONLY_PATTERNS = ("progress.csv", "progress.json", "log.txt", "warn.txt", "backup.txt",
+                        "*.jsonl", "events.out.tfevents.*", "*.tfevents.*")
+#: Sent last so that the main node sees a run's metadata only after its data.
+LAST_FILES = ("run.json",)
+
+
+class Action(enum.Enum):
+    """What to do with one file."""
+
+    UPLOAD = "upload"      # whole file to a temporary name, then rename
+    RESUME = "resume"      # continue an interrupted UPLOAD of the same local file
+    APPEND = "append"      # send only bytes past ``offset`` (if the prefix is unchanged)
+    DELETE = "delete"      # the file was sent before and is gone locally
+    DOWNLOAD = "download"  # pull: whole file to a temporary name, then rename
+    FETCH = "fetch"        # pull: only the bytes past ``offset`` of an append-only file
+
+
+@dataclass(frozen=True)
+class LocalFile:
+    """A local file of a run (``key`` = ``<data_type>/<path inside the run>``)."""
+
+    lpath: str
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    """A remote file of a run."""
+
+    size: int
+    mtime: Optional[float]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One planned transfer."""
+
+    action: Action
+    key: str
+    offset: int = 0
+
+
+def is_append_only(key: str) -> bool:
+    """Whether the file named by ``key`` only grows (by name)."""
+    name = posixpath.basename(key)
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in APPEND_ONLY_PATTERNS)
+
+
+def _order(key: str) -> tuple:
+    return (posixpath.basename(key) in LAST_FILES, key)
+
+
+def plan_push(local: Mapping[str, LocalFile], sent: Mapping[str, FileRecord],
+              pending: Optional[Pending] = None) -> List[Step]:
+    """Steps that make the target equal to ``local``, given what was ``sent`` before.
+
+    A file whose size and mtime equal its record is skipped without asking the remote.
+    """
+    steps: List[Step] = []
+    for key in sorted(local, key=_order):
+        now = local[key]
+        record = sent.get(key)
+        if record is not None and record.size == now.size and record.mtime_ns == now.mtime_ns:
+            continue
+        if pending is not None and pending.key == key and pending.size == now.size \
+                and pending.mtime_ns == now.mtime_ns:
+            steps.append(Step(Action.RESUME, key))
+        elif record is not None and is_append_only(key) and now.size > record.size:
+            steps.append(Step(Action.APPEND, key, record.size))
+        else:
+            steps.append(Step(Action.UPLOAD, key))
+    steps.extend(Step(Action.DELETE, key) for key in sorted(set(sent) - set(local)))
+    return steps
+
+
+def plan_pull(remote: Mapping[str, RemoteFile], local: Mapping[str, LocalFile]) -> List[Step]:
+    """Steps that bring the remote files of a run to the local side.
+
+    A local file of the same size and (whole-second) mtime is up to date; a shorter local
+    copy of an append-only file fetches only the missing tail.
+    """
+    steps: List[Step] = []
+    for key in sorted(remote, key=_order):
+        there = remote[key]
+        here = local.get(key)
+        if here is not None and here.size == there.size and (
+                there.mtime is None or int(here.mtime_ns // 1_000_000_000) == int(there.mtime)):
+            continue
+        if here is not None and is_append_only(key) and here.size < there.size:
+            steps.append(Step(Action.FETCH, key, here.size))
+        else:
+            steps.append(Step(Action.DOWNLOAD, key))
+    return steps

@@ -1,0 +1,140 @@
+"""Pushing one run: carry out the planned steps with temp names, appends and verification."""
+from __future__ import annotations
+
+import hashlib
+import os
+import posixpath
+from dataclasses import dataclass, field
+from typing import IO, Dict, List, Optional
+
+from RLA.errors import TransportError
+from RLA.layout import RunLayout
+from RLA.sync.base import CHUNK, Transport
+from RLA.sync.manifest import FileRecord, Pending, RunManifest
+from RLA.sync.planner import Action, LocalFile, Step, is_append_only
+from RLA.sync.runfiles import key_path, part_name
+
+
+@dataclass
+class RunPushResult:
+    """What pushing one run did."""
+
+    sent: List[str] = field(default_factory=list)
+    appended: List[str] = field(default_factory=list)
+    deleted: List[str] = field(default_factory=list)
+    changed_while_sending: List[str] = field(default_factory=list)
+
+
+class _Hashing:
+    """A reader that feeds every byte it returns into ``digest``."""
+
+    def __init__(self, source: IO[bytes], digest: "hashlib._Hash") -> None:
+        self.source, self.digest = source, digest
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.source.read(size)
+        self.digest.update(data)
+        return data
+
+
+def _hash_prefix(handle: IO[bytes], length: int) -> "hashlib._Hash":
+    digest = hashlib.sha256()
+    left = length
+    while left > 0:
+        data = handle.read(min(CHUNK, left))
+        if not data:
+            break
+        digest.update(data)
+        left -= len(data)
+    return digest
+
+
+def _verify(transport: Transport, rpath: str, size: int) -> None:
+    found = transport.stat(rpath)
+    if found is None or found.size != size:
+        raise TransportError(f"Remote file {rpath} has the wrong size after the transfer",
+                             expected=f"{size} bytes", found=f"{found.size if found else 'no'} bytes",
+                             fix="sync again; the transfer is resumed")
+
+
+def push_run(transport: Transport, layout: RunLayout, remote: RunLayout, files: Dict[str, LocalFile],
+             steps: List[Step], manifest: RunManifest) -> RunPushResult:
+    """Apply ``steps`` for one run; the manifest is saved after every completed file.
+
+    Raises:
+        TransportError: a transfer failed (the manifest still describes what is complete).
+    """
+    result = RunPushResult()
+    for step in steps:
+        rpath = key_path(remote, step.key)
+        if step.action is Action.DELETE:
+            transport.remove(rpath)
+            manifest.files.pop(step.key, None)
+            manifest.save()
+            result.deleted.append(step.key)
+            continue
+        local = files[step.key]
+        transport.makedirs(posixpath.dirname(rpath))
+        record: Optional[FileRecord] = None
+        if step.action is Action.APPEND:
+            record = _append(transport, rpath, local, manifest.files[step.key], step.offset)
+            if record is not None:
+                result.appended.append(step.key)
+        if record is None:
+            record = _upload(transport, rpath, local, step, manifest)
+            if record is not None:
+                result.sent.append(step.key)
+        if record is None:
+            result.changed_while_sending.append(step.key)
+            continue
+        manifest.files[step.key] = record
+        manifest.pending = None
+        manifest.save()
+    return result
+
+
+def _append(transport: Transport, rpath: str, local: LocalFile, old: FileRecord,
+            offset: int) -> Optional[FileRecord]:
+    """Send the new tail; ``None`` if the prefix changed (the caller uploads in full)."""
+    there = transport.stat(rpath)
+    if there is None or there.size != offset:
+        return None  # remote differs from what we sent (e.g. an append killed midway)
+    with open(local.lpath, "rb") as handle:
+        digest = _hash_prefix(handle, offset)
+        if digest.hexdigest() != old.sha256:
+            return None  # not an append: the file was rewritten (e.g. a new CSV column)
+        length = local.size - offset
+        sent = transport.send(rpath, _Hashing(handle, digest), offset, length)
+    if sent != length:
+        return None
+    _verify(transport, rpath, local.size)
+    transport.set_mtime(rpath, local.mtime_ns / 1e9)
+    return FileRecord(local.size, local.mtime_ns, digest.hexdigest())
+
+
+def _upload(transport: Transport, rpath: str, local: LocalFile, step: Step,
+            manifest: RunManifest) -> Optional[FileRecord]:
+    """Whole file to a temporary name (resumed if possible), verified, then renamed."""
+    tmp = part_name(rpath)
+    offset = 0
+    if step.action is Action.RESUME:
+        partial = transport.stat(tmp)
+        if partial is not None and partial.size <= local.size:
+            offset = partial.size
+    manifest.pending = Pending(step.key, local.size, local.mtime_ns)
+    manifest.save()
+    with open(local.lpath, "rb") as handle:
+        now = os.fstat(handle.fileno())
+        # A growing append-only file is sent up to its listed size (a consistent prefix);
+        # any other file rewritten since it was listed waits for the next sync.
+        if now.st_size < local.size or (now.st_mtime_ns != local.mtime_ns and not is_append_only(step.key)):
+            return None
+        digest = _hash_prefix(handle, offset)
+        length = local.size - offset
+        sent = transport.send(tmp, _Hashing(handle, digest), offset, length)
+    if sent != length:
+        return None
+    _verify(transport, tmp, local.size)
+    transport.set_mtime(tmp, local.mtime_ns / 1e9)
+    transport.rename(tmp, rpath)
+    return FileRecord(local.size, local.mtime_ns, digest.hexdigest())

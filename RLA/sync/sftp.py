@@ -1,0 +1,214 @@
+"""``SFTPTransport``: the main node over SSH/SFTP (paramiko), with host-key verification."""
+from __future__ import annotations
+
+import base64
+import errno
+import hashlib
+import os
+import stat as stat_mod
+from pathlib import Path
+from typing import IO, Any, Callable, List, Optional
+
+from RLA.errors import AuthError, TransportError
+from RLA.sync.base import CHUNK, RemoteEntry, RemoteStat, Transport, copy_stream
+from RLA.sync.secrets import scrub
+
+DEFAULT_KNOWN_HOSTS = "~/.ssh/known_hosts"
+
+
+def fingerprint(key: Any) -> str:
+    """OpenSSH's ``SHA256:...`` fingerprint of a paramiko public key."""
+    digest = hashlib.sha256(key.asbytes()).digest()
+    return "SHA256:" + base64.b64encode(digest).decode("ascii").rstrip("=")
+
+
+def _policy(mode: str, known_hosts: Path, warn: Optional[Callable[[str], None]]) -> Any:
+    """A paramiko missing-host-key policy: reject with the fingerprint, or record the key."""
+    import paramiko
+
+    class _HostKeyPolicy(paramiko.MissingHostKeyPolicy):
+        def missing_host_key(self, client: Any, hostname: str, key: Any) -> None:
+            fp = fingerprint(key)
+            if mode != "trust_on_first_use":
+                raise AuthError(f"The SSH host key of {hostname} is not in {known_hosts}",
+                                expected="a host key recorded in known_hosts",
+                                found=f"{key.get_name()} key {fp}",
+                                fix=f"check the fingerprint on the main node (ssh-keygen -lf "
+                                    f"/etc/ssh/ssh_host_*_key.pub), then add it with `ssh-keyscan -p PORT "
+                                    f"HOST >> {known_hosts}`, or set REMOTE_SETTING.host_key_policy: "
+                                    f"trust_on_first_use")
+            client.get_host_keys().add(hostname, key.get_name(), key)
+            known_hosts.parent.mkdir(parents=True, exist_ok=True)
+            with open(known_hosts, "a", encoding="ascii") as handle:
+                handle.write(f"{hostname} {key.get_name()} {key.get_base64()}\n")
+            if warn is not None:
+                warn(f"trusted the new SSH host key of {hostname} ({key.get_name()} {fp}) on first use; "
+                     f"recorded in {known_hosts}")
+
+    return _HostKeyPolicy()
+
+
+class SFTPTransport(Transport):
+    """Files on the main node through one SSH connection.
+
+    Args:
+        host: server name or address.
+        port: SSH port (default 22).
+        username: login (default: the local user).
+        password: password (or key passphrase); never stored in messages or ``repr``.
+        key_filename: private key file.
+        allow_agent: try keys of a running ssh-agent.
+        known_hosts: file with the trusted host keys (default ``~/.ssh/known_hosts``).
+        host_key_policy: ``reject`` unknown keys or ``trust_on_first_use``.
+        timeout: seconds for connecting and for each request.
+        warn: called with a message when a host key is trusted on first use.
+
+    Raises:
+        AuthError: unknown/changed host key or rejected credentials.
+        TransportError: the server cannot be reached or the SSH session fails.
+    """
+
+    name = "sftp"
+
+    def __init__(self, host: str, port: Optional[int] = None, username: Optional[str] = None,
+                 password: Optional[str] = None, key_filename: Optional[str] = None,
+                 allow_agent: bool = True, known_hosts: Optional[str] = None,
+                 host_key_policy: str = "reject", timeout: float = 30.0,
+                 warn: Optional[Callable[[str], None]] = None) -> None:
+        super().__init__()
+        import paramiko
+
+        self.host, self.port, self.username = host, int(port or 22), username
+        self._secret = password
+        where = f"{username + '@' if username else ''}{host}:{self.port}"
+        self._where = where
+        known = Path(os.path.expanduser(known_hosts or DEFAULT_KNOWN_HOSTS))
+        self._client = paramiko.SSHClient()
+        try:
+            if known.is_file():
+                self._client.load_host_keys(str(known))
+            self._client.set_missing_host_key_policy(_policy(host_key_policy, known, warn))
+            self._client.connect(host, self.port, username=username, password=password,
+                                 key_filename=os.path.expanduser(key_filename) if key_filename else None,
+                                 allow_agent=allow_agent,
+                                 look_for_keys=key_filename is None and password is None,
+                                 timeout=timeout, banner_timeout=timeout, auth_timeout=timeout)
+            self._sftp = self._client.open_sftp()
+            self._sftp.get_channel().settimeout(timeout)
+        except AuthError:
+            self._client.close()
+            raise
+        except paramiko.BadHostKeyException as exc:
+            self._client.close()
+            raise AuthError(f"The SSH host key of {where} does not match {known}",
+                            expected=f"{exc.expected_key.get_name()} key {fingerprint(exc.expected_key)}",
+                            found=f"{exc.key.get_name()} key {fingerprint(exc.key)}",
+                            fix="if the server was reinstalled, remove its old line from known_hosts "
+                                "(ssh-keygen -R HOST) and add the new key; otherwise do not connect") from None
+        except paramiko.AuthenticationException as exc:
+            self._client.close()
+            raise AuthError(f"SSH authentication to {where} failed",
+                            expected="a key listed in the server's authorized_keys, an ssh-agent key, "
+                                     "or the right password in RLA_REMOTE_PASSWORD",
+                            found=scrub(f"{type(exc).__name__}: {exc}", password),
+                            fix="check REMOTE_SETTING.username / key_filename, or set RLA_REMOTE_PASSWORD") from None
+        except (paramiko.SSHException, OSError, EOFError) as exc:
+            self._client.close()
+            raise TransportError(f"Cannot open an SFTP session to {where}",
+                                 expected="an SSH server accepting connections",
+                                 found=scrub(f"{type(exc).__name__}: {exc}", password),
+                                 fix="check ftp_server, port and the network; is sshd running?") from None
+
+    def _fail(self, action: str, rpath: str, exc: BaseException) -> TransportError:
+        return TransportError(f"SFTP could not {action} {rpath} on {self._where}",
+                              expected="a working SFTP session and a writable remote_data_root",
+                              found=scrub(f"{type(exc).__name__}: {exc}", self._secret),
+                              fix="check the path and permissions on the main node, then sync again")
+
+    def stat(self, rpath: str) -> Optional[RemoteStat]:
+        try:
+            attrs = self._sftp.stat(rpath)
+        except FileNotFoundError:
+            return None
+        except Exception as exc:  # noqa: BLE001 - paramiko raises IOError/SSHException/EOFError
+            raise self._fail("stat", rpath, exc) from exc
+        return RemoteStat(int(attrs.st_size or 0), attrs.st_mtime)
+
+    def listdir(self, rpath: str) -> List[RemoteEntry]:
+        try:
+            attrs = self._sftp.listdir_attr(rpath)
+        except FileNotFoundError:
+            return []
+        except Exception as exc:  # noqa: BLE001
+            raise self._fail("list", rpath, exc) from exc
+        return [RemoteEntry(a.filename, stat_mod.S_ISDIR(a.st_mode or 0), int(a.st_size or 0), a.st_mtime)
+                for a in attrs]
+
+    def mkdir(self, rpath: str) -> None:
+        try:
+            self._sftp.mkdir(rpath)
+        except OSError as exc:
+            try:
+                attrs = self._sftp.stat(rpath)
+            except Exception:  # noqa: BLE001 - report the mkdir failure
+                raise self._fail("create directory", rpath, exc) from exc
+            if not stat_mod.S_ISDIR(attrs.st_mode or 0):
+                raise self._fail("create directory (a file is in the way)", rpath, exc) from exc
+        except Exception as exc:  # noqa: BLE001
+            raise self._fail("create directory", rpath, exc) from exc
+
+    def write(self, rpath: str, source: IO[bytes], offset: int, length: int) -> int:
+        try:
+            with self._sftp.open(rpath, "wb" if offset == 0 else "r+b", bufsize=CHUNK) as handle:
+                handle.set_pipelined(True)
+                if offset:
+                    handle.seek(offset)
+                return copy_stream(source, handle.write, length)
+        except Exception as exc:  # noqa: BLE001
+            raise self._fail("write", rpath, exc) from exc
+
+    def read(self, rpath: str, sink: IO[bytes], offset: int) -> int:
+        try:
+            with self._sftp.open(rpath, "rb") as handle:
+                size = handle.stat().st_size or 0
+                handle.seek(offset)
+                handle.prefetch(size)
+                return copy_stream(handle, sink.write, size - offset)
+        except Exception as exc:  # noqa: BLE001
+            raise self._fail("read", rpath, exc) from exc
+
+    def rename(self, src: str, dst: str) -> None:
+        try:
+            self._sftp.posix_rename(src, dst)  # OpenSSH extension: replaces dst atomically
+        except Exception as exc:  # noqa: BLE001
+            if isinstance(exc, OSError) and exc.errno not in (None, errno.EOPNOTSUPP):
+                raise self._fail("rename", src, exc) from exc
+            try:  # servers without posix-rename: remove, then plain rename
+                self.remove(dst)
+                self._sftp.rename(src, dst)
+            except Exception as exc2:  # noqa: BLE001
+                raise self._fail("rename", src, exc2) from exc2
+
+    def remove(self, rpath: str) -> None:
+        try:
+            self._sftp.remove(rpath)
+        except FileNotFoundError:
+            pass
+        except Exception as exc:  # noqa: BLE001
+            raise self._fail("remove", rpath, exc) from exc
+
+    def set_mtime(self, rpath: str, mtime: float) -> None:
+        try:
+            self._sftp.utime(rpath, (mtime, mtime))
+        except Exception as exc:  # noqa: BLE001
+            raise self._fail("set the time of", rpath, exc) from exc
+
+    def _close(self) -> None:
+        try:
+            self._sftp.close()
+        except Exception:  # noqa: BLE001 - the connection may already be gone
+            pass
+        self._client.close()
+
+    def __repr__(self) -> str:
+        return f"SFTPTransport({self._where!r})"

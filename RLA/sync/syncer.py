@@ -1,0 +1,232 @@
+"""``RunSyncer``: push and pull whole runs over one connection, with retries and backoff."""
+from __future__ import annotations
+
+import datetime as _dt
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, List, Optional, Sequence, Set, Tuple, TypeVar
+
+from RLA.config.remote import DEFAULT_SYNC_TYPES, RemoteSettings
+from RLA.errors import AuthError, ConfigError, SyncError, TransportError
+from RLA.layout import RunLayout
+from RLA.sync.base import Transport
+from RLA.sync.manifest import RunManifest, manifest_path, target_id
+from RLA.sync.planner import plan_pull, plan_push
+from RLA.sync.pull import find_remote_runs, pull_run
+from RLA.sync.push import push_run
+from RLA.sync.runfiles import key_path, local_files, part_name, remote_files
+
+T = TypeVar("T")
+Progress = Callable[[Sequence[T], int], Iterable[T]]
+
+
+@dataclass
+class SyncReport:
+    """What one push or pull did (or, with ``dry_run``, would do)."""
+
+    direction: str
+    target: str
+    runs: int = 0
+    runs_changed: int = 0
+    files_sent: int = 0
+    files_appended: int = 0
+    files_deleted: int = 0
+    files_received: int = 0
+    files_fetched: int = 0
+    bytes_sent: int = 0
+    bytes_received: int = 0
+    retries: int = 0
+    seconds: float = 0.0
+    dry_run: bool = False
+    #: ``(run index, action, key)`` of every planned step.
+    planned: List[Tuple[str, str, str]] = field(default_factory=list)
+
+    def summary(self) -> str:
+        """One human line."""
+        verb = "would transfer" if self.dry_run else "transferred"
+        if self.direction == "push":
+            counts = (f"{self.files_sent} new/changed, {self.files_appended} appended, "
+                      f"{self.files_deleted} deleted; {self.bytes_sent} bytes sent")
+        else:
+            counts = (f"{self.files_received} downloaded, {self.files_fetched} tails fetched; "
+                      f"{self.bytes_received} bytes received")
+        if self.dry_run:
+            counts = f"{len(self.planned)} files"
+        return (f"{self.direction} {self.target}: {self.runs} runs, {self.runs_changed} changed, {verb} "
+                f"{counts} in {self.seconds:.2f}s" + (f" ({self.retries} retries)" if self.retries else ""))
+
+
+class RunSyncer:
+    """Push runs of a local database to the main node, or pull runs from it.
+
+    Args:
+        settings: the ``REMOTE_SETTING`` section.
+        data_root: the local database root.
+        project_root: folder that relative key / known_hosts paths refer to.
+        data_types: data types to sync (default: ``settings.sync_types``).
+        warn: receives non-fatal warnings.
+        connect: opens a transport (default: :func:`RLA.sync.open_transport`); tests inject.
+        sleep: waits between retries (tests inject).
+
+    Raises:
+        ConfigError: ``remote_data_root`` is not set.
+    """
+
+    def __init__(self, settings: RemoteSettings, data_root: Any, *, project_root: Optional[Path] = None,
+                 data_types: Optional[Sequence[str]] = None, warn: Optional[Callable[[str], None]] = None,
+                 connect: Optional[Callable[[], Transport]] = None,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        if not settings.remote_data_root:
+            raise ConfigError("REMOTE_SETTING.remote_data_root is not set",
+                              expected="the data_root of the database on the main node",
+                              found="an empty value", fix="set REMOTE_SETTING.remote_data_root in rla_config.yaml")
+        self.settings = settings
+        self.data_root = Path(data_root)
+        self.remote_root = settings.remote_data_root.rstrip("/") or "/"
+        self.data_types = list(data_types or settings.sync_types or DEFAULT_SYNC_TYPES)
+        self.warn = warn
+        self._sleep = sleep
+        if connect is None:
+            from RLA.sync import open_transport
+
+            def connect() -> Transport:
+                return open_transport(settings, project_root=project_root, warn=warn)
+        self._connect = connect
+        self.target = target_id(settings.file_transfer_protocol, settings.ftp_server, settings.port,
+                                settings.username, self.remote_root)
+        user = f"{settings.username}@" if settings.username else ""
+        host = f"{user}{settings.ftp_server}" + (f":{settings.port}" if settings.port else "")
+        self.where = (f"{settings.file_transfer_protocol}://{host}{self.remote_root}"
+                      if settings.file_transfer_protocol != "local" else self.remote_root)
+
+    # ---------------------------------------------------------------------- push
+    def push(self, runs: Iterable[RunLayout], dry_run: bool = False,
+             progress: Optional[Progress] = None) -> SyncReport:
+        """Make the main node hold every selected run byte for byte.
+
+        Unchanged runs cost a local ``stat`` per file and no connection at all.
+
+        Raises:
+            AuthError: credentials or host key rejected (not retried).
+            SyncError: the transfer still failed after ``retries`` reconnections.
+        """
+        started = time.perf_counter()
+        runs = list(runs)
+        report = SyncReport("push", self.where, runs=len(runs), dry_run=dry_run)
+        todo = []
+        for run in runs:
+            manifest = RunManifest.load(manifest_path(self.data_root, self.target, run))
+            steps = plan_push(local_files(run, self.data_types), manifest.files, manifest.pending)
+            if steps or manifest.pending is not None:
+                todo.append(run)
+                report.planned.extend((run.index, s.action.value, s.key) for s in steps)
+        report.runs_changed = len(todo)
+        if todo and not dry_run:
+            done: Set[str] = set()
+
+            def work(transport: Transport) -> None:
+                pending = [run for run in todo if run.relative not in done]
+                for run in (progress(pending, len(pending)) if progress else pending):
+                    self._push_one(transport, run, report)
+                    done.add(run.relative)
+
+            self._with_retries(work, report, "bytes_sent")
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _push_one(self, transport: Transport, run: RunLayout, report: SyncReport) -> None:
+        manifest = RunManifest.load(manifest_path(self.data_root, self.target, run))
+        files = local_files(run, self.data_types)
+        remote = run.moved(data_root=Path(self.remote_root))
+        if manifest.pending is not None and manifest.pending.key not in files:
+            transport.remove(part_name(key_path(remote, manifest.pending.key)))  # orphaned temp file
+            manifest.pending = None
+            manifest.save()
+        steps = plan_push(files, manifest.files, manifest.pending)
+        result = push_run(transport, run, remote, files, steps, manifest)
+        report.files_sent += len(result.sent)
+        report.files_appended += len(result.appended)
+        report.files_deleted += len(result.deleted)
+
+    # ---------------------------------------------------------------------- pull
+    def pull(self, task: Optional[str] = None, selectors: Sequence[str] = (), since: Any = None,
+             until: Any = None, dry_run: bool = False, progress: Optional[Progress] = None) -> SyncReport:
+        """Download the main node's runs matching the selectors into the local database.
+
+        Args:
+            task: only this task.
+            selectors: globs/prefixes of ``YYYY/MM/DD/<name>`` or indexes (OR-ed).
+            since, until: start-time bounds taken from the run names.
+
+        Raises:
+            AuthError, SyncError: as :meth:`push`.
+        """
+        from RLA.query.records import start_time_of
+        from RLA.query.selection import match_selector, parse_when
+
+        started = time.perf_counter()
+        since_t, until_t = parse_when(since), parse_when(until, end=True)
+        report = SyncReport("pull", self.where, dry_run=dry_run)
+
+        def keep(run: RunLayout) -> bool:
+            if selectors and not any(match_selector(run, s) for s in selectors):
+                return False
+            when: Optional[_dt.datetime] = start_time_of(run, {})
+            if since_t and (when is None or when < since_t):
+                return False
+            return not (until_t and (when is None or when > until_t))
+
+        done: Set[str] = set()
+
+        def work(transport: Transport) -> None:
+            runs = find_remote_runs(transport, self.remote_root, self.data_types, task, keep)
+            report.runs = len(runs)
+            pending = [run for run in runs if run.relative not in done]
+            for run in (progress(pending, len(pending)) if progress else pending):
+                local = run.moved(data_root=self.data_root)
+                there = remote_files(transport, run, self.data_types)
+                steps = plan_pull(there, local_files(local, self.data_types))
+                if steps:
+                    report.runs_changed += 1
+                    report.planned.extend((run.index, s.action.value, s.key) for s in steps)
+                if not dry_run:
+                    result = pull_run(transport, run, local, there, steps)
+                    report.files_received += len(result.received)
+                    report.files_fetched += len(result.fetched)
+                done.add(run.relative)
+
+        self._with_retries(work, report, "bytes_received")
+        report.seconds = time.perf_counter() - started
+        return report
+
+    # ------------------------------------------------------------------- retries
+    def _with_retries(self, work: Callable[[Transport], None], report: SyncReport, counter: str) -> None:
+        """Run ``work`` on one connection; reconnect with exponential backoff on failures."""
+        attempt = 0
+        while True:
+            transport: Optional[Transport] = None
+            try:
+                transport = self._connect()
+                work(transport)
+                return
+            except AuthError:
+                raise
+            except TransportError as exc:
+                if attempt >= self.settings.retries:
+                    raise SyncError(f"Sync with {self.where} failed after {attempt + 1} attempt(s)",
+                                    expected="a reachable main node", found=str(exc),
+                                    fix="check the network and REMOTE_SETTING, then sync again: "
+                                        "finished files are kept and the rest resumes") from exc
+                delay = self.settings.backoff * (2 ** attempt)
+                attempt += 1
+                report.retries += 1
+                if self.warn is not None:
+                    self.warn(f"sync with {self.where} failed ({exc.problem}); retry {attempt}/"
+                              f"{self.settings.retries} in {delay:.1f}s")
+                self._sleep(delay)
+            finally:
+                if transport is not None:
+                    setattr(report, counter, getattr(report, counter) + (
+                        transport.bytes_sent if counter == "bytes_sent" else transport.bytes_received))
+                    transport.close()
