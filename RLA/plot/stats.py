@@ -1,0 +1,124 @@
+"""Statistics over seeds: center (mean, median, IQM), bands (std, stderr, bootstrap CI), final window.
+
+Every function takes a ``runs x points`` matrix with NaN where a run has no value (runs
+of unequal length), and ignores the NaNs point by point.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, Tuple
+
+import numpy as np
+
+from RLA.errors import RLAError
+
+AGGREGATES = ("mean", "median", "iqm")
+BANDS = ("std", "stderr", "ci", "none")
+
+
+def _check(name: str, value: str, allowed: Tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise RLAError(f"Unknown {name} {value!r}", expected=f"one of {', '.join(allowed)}",
+                       found=repr(value), fix=f"pass {name}={allowed[0]!r}")
+
+
+def iqm(matrix: np.ndarray, axis: int = 0) -> np.ndarray:
+    """Interquartile mean: drop the lowest and highest ``floor(n/4)`` values, average the rest.
+
+    Equals ``scipy.stats.trim_mean(x, 0.25)`` (as rliable uses) along ``axis``, NaN-aware.
+    """
+    data = np.moveaxis(np.asarray(matrix, dtype=float), axis, 0)
+    ordered = np.sort(data, axis=0)  # NaNs sort last
+    count = np.isfinite(ordered).sum(axis=0)
+    cut = np.floor(count * 0.25).astype(int)
+    rank = np.arange(ordered.shape[0]).reshape((-1,) + (1,) * (ordered.ndim - 1))
+    keep = (rank >= cut) & (rank < count - cut)
+    kept = (count - 2 * cut).astype(float)
+    total = np.where(keep, np.nan_to_num(ordered), 0.0).sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(kept > 0, total / kept, np.nan)
+
+
+def aggregate(matrix: np.ndarray, how: str = "mean", axis: int = 0) -> np.ndarray:
+    """The center of each point over runs: ``mean``, ``median`` or ``iqm``."""
+    _check("aggregate", how, AGGREGATES)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN points stay NaN
+        if how == "mean":
+            return np.nanmean(matrix, axis=axis)
+        if how == "median":
+            return np.nanmedian(matrix, axis=axis)
+    return iqm(matrix, axis=axis)
+
+
+def counts(matrix: np.ndarray) -> np.ndarray:
+    """How many runs have a value at each point."""
+    return np.isfinite(matrix).sum(axis=0)
+
+
+def sample_std(matrix: np.ndarray) -> np.ndarray:
+    """Sample standard deviation (ddof=1) per point; 0 where only one run has a value."""
+    n = counts(matrix)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        std = np.nanstd(matrix, axis=0, ddof=1)
+    return np.where(n > 1, std, np.where(n == 1, 0.0, np.nan))
+
+
+def bootstrap_ci(matrix: np.ndarray, how: str = "mean", samples: int = 1000, level: float = 0.95,
+                 seed: int = 0) -> Tuple[np.ndarray, np.ndarray]:
+    """Percentile bootstrap confidence interval of the ``how`` aggregate at each point.
+
+    Runs are resampled with replacement ``samples`` times (a fixed seed: reproducible).
+    """
+    matrix = np.asarray(matrix, dtype=float)
+    runs, points = matrix.shape
+    rng = np.random.default_rng(seed)
+    chunk = max(1, int(4e6 // max(1, runs * points)))
+    stats = []
+    for start in range(0, samples, chunk):
+        size = min(chunk, samples - start)
+        picks = rng.integers(0, runs, size=(size, runs))
+        stats.append(aggregate(matrix[picks], how, axis=1))
+    table = np.concatenate(stats, axis=0)
+    alpha = (1 - level) / 2 * 100
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        low, high = np.nanpercentile(table, [alpha, 100 - alpha], axis=0)
+    return low, high
+
+
+def band(matrix: np.ndarray, center: np.ndarray, kind: str = "stderr", how: str = "mean",
+         samples: int = 1000, seed: int = 0) -> Tuple[np.ndarray, np.ndarray]:
+    """Lower and upper edges of the shaded band around ``center``.
+
+    ``std``: center ± sample std; ``stderr``: center ± std/sqrt(n); ``ci``: bootstrap 95% CI
+    of the aggregate; ``none``: the center itself.
+    """
+    _check("band", kind, BANDS)
+    if kind == "none":
+        return center, center
+    if kind == "ci":
+        return bootstrap_ci(matrix, how, samples=samples, seed=seed)
+    spread = sample_std(matrix)
+    if kind == "stderr":
+        with np.errstate(invalid="ignore", divide="ignore"):
+            spread = spread / np.sqrt(np.maximum(counts(matrix), 1))
+    return center - spread, center + spread
+
+
+def final_stats(scores: np.ndarray, samples: int = 1000, seed: int = 0) -> Dict[str, Any]:
+    """Summary of per-run final scores: n, mean, median, iqm, std, stderr, 95% bootstrap CI of the mean."""
+    scores = np.asarray(scores, dtype=float)
+    scores = scores[np.isfinite(scores)]
+    n = int(scores.size)
+    if n == 0:
+        return {"n": 0, "mean": np.nan, "median": np.nan, "iqm": np.nan, "std": np.nan,
+                "stderr": np.nan, "ci_low": np.nan, "ci_high": np.nan}
+    std = float(np.std(scores, ddof=1)) if n > 1 else 0.0
+    low, high = bootstrap_ci(scores.reshape(n, 1), "mean", samples=samples, seed=seed)
+    return {"n": n, "mean": float(scores.mean()), "median": float(np.median(scores)),
+            "iqm": float(iqm(scores.reshape(n, 1))[0]), "std": std, "stderr": std / np.sqrt(n),
+            "ci_low": float(low[0]), "ci_high": float(high[0])}
