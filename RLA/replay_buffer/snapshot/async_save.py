@@ -1,0 +1,137 @@
+"""Asynchronous point-in-time saves: copy-on-write of pending chunks, errors re-raised.
+
+The state is captured under the buffer lock when ``dumps_async`` is called. Chunks that
+still have to be written are protected: the first ``add`` that would overwrite one copies it
+first, so the snapshot equals the buffer at the call. Extra memory is bounded by the chunks
+overwritten during the save (plus the small sampler arrays), never a copy of the buffer.
+"""
+from __future__ import annotations
+
+import atexit
+import sys
+import threading
+import weakref
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Set
+
+import numpy as np
+
+from RLA.errors import ReplayBufferError
+from RLA.replay_buffer.snapshot.save import prepare, run_save
+from RLA.replay_buffer.snapshot.shard_io import capture
+
+if TYPE_CHECKING:
+    from RLA.replay_buffer.buffer import ReplayBuffer
+
+_LIVE: "weakref.WeakSet[SaveHandle]" = weakref.WeakSet()
+
+
+class SaveHandle:
+    """A running background save. ``wait()`` returns the snapshot path or re-raises."""
+
+    def __init__(self) -> None:
+        self._thread: Optional[threading.Thread] = None
+        self._result: Optional[Path] = None
+        self._error: Optional[BaseException] = None
+        self._reported = False
+        self.cow_bytes = 0  # bytes copied to keep the snapshot point-in-time
+
+    def done(self) -> bool:
+        return self._thread is not None and not self._thread.is_alive()
+
+    def wait(self, timeout: Optional[float] = None) -> Optional[Path]:
+        """Block until durable; re-raise the background error if the save failed."""
+        assert self._thread is not None
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            raise ReplayBufferError("The background save is still running",
+                                    expected=f"completion within {timeout} s",
+                                    found="still writing", fix="wait longer")
+        self._reported = True
+        if self._error is not None:
+            raise self._error
+        return self._result
+
+    def drain(self) -> None:
+        """Wait; raise the error only if nobody has seen it yet."""
+        if self._thread is None:
+            return
+        self._thread.join()
+        if self._error is not None and not self._reported:
+            self._reported = True
+            raise self._error
+
+
+class _CowState:
+    def __init__(self, buf: "ReplayBuffer", todo: List[Any]) -> None:
+        self.buf = buf
+        self.ranges = {c: (s, e) for c, s, e, _ in todo}
+        self.pending: Set[int] = set(self.ranges)
+        self.copies: Dict[int, List[np.ndarray]] = {}
+        self.copied_bytes = 0
+
+    def guard(self, chunks: np.ndarray) -> None:
+        """Called by ``add`` (under the lock) before it overwrites ``chunks``."""
+        for c in chunks.tolist():
+            if c in self.pending and c not in self.copies:
+                s, e = self.ranges[c]
+                self.copies[c] = [np.array(self.buf.storage.arrays[f.name][s:e], copy=True)
+                                  for f in self.buf.schema.all_fields()]
+                self.copied_bytes += sum(a.nbytes for a in self.copies[c])
+
+    @contextmanager
+    def source(self, chunk: int, start: int, end: int) -> Iterator[List[np.ndarray]]:
+        with self.buf.lock:
+            copy = self.copies.pop(chunk, None)
+            self.pending.discard(chunk)
+            if copy is None:  # unchanged since the call: write the live rows under the lock
+                yield [self.buf.storage.arrays[f.name][start:end]
+                       for f in self.buf.schema.all_fields()]
+                return
+        yield copy
+
+
+def start_async_save(buf: "ReplayBuffer", path: Any, incremental: bool = True,
+                     rank: Optional[int] = None, world_size: Optional[int] = None,
+                     snapshot_id: Optional[str] = None, keep_last: Optional[int] = None,
+                     durable: bool = True, overwrite: bool = False, group: Any = None,
+                     barrier: Optional[str] = None, barrier_timeout: float = 600.0,
+                     provenance: Optional[Dict[str, Any]] = None) -> SaveHandle:
+    """Capture now, write in a daemon thread; see :func:`save.save_buffer` for the options."""
+    store, rank, world_size, comm, seq, snap_id = prepare(
+        buf, path, rank, world_size, snapshot_id, group, barrier, barrier_timeout, overwrite)
+    staging = comm.staging(store, snap_id)
+    handle = SaveHandle()
+    with buf.lock:
+        cap = capture(buf, store, rank, world_size, incremental)
+        cow = _CowState(buf, cap.todo)
+        buf.cow_hook = cow.guard
+
+    def work() -> None:
+        try:
+            handle._result = run_save(buf, cap, comm, staging, snap_id, seq, cow.source,
+                                      keep_last, durable, overwrite, provenance)
+        except BaseException as exc:  # noqa: BLE001 - surfaced by wait()/next call/close
+            handle._error = exc
+        finally:
+            with buf.lock:
+                if buf.cow_hook == cow.guard:
+                    buf.cow_hook = None
+                handle.cow_bytes = cow.copied_bytes
+                cow.copies.clear()
+
+    handle._thread = threading.Thread(target=work, name="rla-replay-save", daemon=True)
+    _LIVE.add(handle)
+    handle._thread.start()
+    return handle
+
+
+@atexit.register
+def _drain_at_exit() -> None:
+    """Finish pending saves at interpreter exit so no snapshot is lost silently."""
+    for handle in list(_LIVE):
+        try:
+            handle.drain()
+        except BaseException as exc:  # noqa: BLE001 - report, exit continues
+            print(f"RLA replay buffer: background save failed: {exc}", file=sys.stderr)
