@@ -21,8 +21,7 @@ import io
 import os
 from typing import Any, Iterable, List, Mapping, Optional
 
-from RLA.fs import atomic_write_bytes
-from RLA.logger.formats._append import repair_torn_tail, write_all
+from RLA.logger.formats._append import repair_torn_tail, replace_atomically, write_all
 from RLA.logger.formats.base import KVWriter, require_dir
 
 PROGRESS_CSV = "progress.csv"
@@ -96,7 +95,7 @@ class CSVOutputFormat(KVWriter):
         return self._encode([v if type(v) in _PLAIN else _text(v) for v in map(get, self._keys)])
 
     def _replace_file(self, content: bytes) -> None:
-        atomic_write_bytes(self.path, content, durable=self.durable_rewrites)
+        replace_atomically(self.path, content, durable=self.durable_rewrites)
         if self._fd is not None:
             os.close(self._fd)
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
