@@ -91,7 +91,7 @@ class RunSyncer:
             from RLA.sync import open_transport
 
             def connect() -> Transport:
-                return open_transport(settings, project_root=project_root, warn=warn)
+                return open_transport(settings, project_root=project_root, warn=self.warn)
         self._connect = connect
         self.target = target_id(settings.file_transfer_protocol, settings.ftp_server, settings.port,
                                 settings.username, self.remote_root)
