@@ -100,7 +100,8 @@ def start_async_save(buf: "ReplayBuffer", path: Any, incremental: bool = True,
                      provenance: Optional[Dict[str, Any]] = None) -> SaveHandle:
     """Capture now, write in a daemon thread; see :func:`save.save_buffer` for the options."""
     store, rank, world_size, comm, seq, snap_id = prepare(
-        buf, path, rank, world_size, snapshot_id, group, barrier, barrier_timeout, overwrite)
+        buf, path, rank, world_size, snapshot_id, group, barrier, barrier_timeout, overwrite,
+        keep_last)
     staging = comm.staging(store, snap_id)
     handle = SaveHandle()
     with buf.lock:

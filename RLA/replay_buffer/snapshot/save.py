@@ -114,7 +114,10 @@ def run_save(buf: "ReplayBuffer", cap: Capture, comm: Committer, staging: Path, 
 
 def prepare(buf: "ReplayBuffer", path: Any, rank: Optional[int], world_size: Optional[int],
             snapshot_id: Optional[str], group: Any, barrier: Optional[str],
-            barrier_timeout: float, overwrite: bool):
+            barrier_timeout: float, overwrite: bool, keep_last: Optional[int] = None):
+    if keep_last is not None and int(keep_last) < 1:
+        raise ReplayBufferError("keep_last must be at least 1", expected=">= 1 or None",
+                                found=str(keep_last), fix="keep at least one snapshot")
     store = Path(path)
     store.mkdir(parents=True, exist_ok=True)
     rank = buf.rank if rank is None else int(rank)
@@ -162,7 +165,8 @@ def save_buffer(buf: "ReplayBuffer", path: Any, incremental: bool = True,
         The published snapshot directory.
     """
     store, rank, world_size, comm, seq, snap_id = prepare(
-        buf, path, rank, world_size, snapshot_id, group, barrier, barrier_timeout, overwrite)
+        buf, path, rank, world_size, snapshot_id, group, barrier, barrier_timeout, overwrite,
+        keep_last)
     staging = comm.staging(store, snap_id)
     with buf.lock:
         cap = capture(buf, store, rank, world_size, incremental)

@@ -1,0 +1,196 @@
+"""R-CS-2/3/8 and R-RT-6: bad snapshots raise specific errors naming the file; the live
+buffer is left untouched."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from RLA.errors import CorruptSnapshotError, ReplayBufferError
+from RLA.replay_buffer import ReplayBuffer
+
+from helpers import assert_same_state, fill, make
+
+
+@pytest.fixture()
+def saved(tmp_path):
+    src = make(sampler="prioritized")
+    fill(src, 20)
+    snap = src.dumps(tmp_path / "store")
+    live = make(sampler="prioritized", seed=5)
+    fill(live, 7, seed=11)
+    reference = make(sampler="prioritized", seed=5)
+    fill(reference, 7, seed=11)
+    return tmp_path / "store", snap, live, reference
+
+
+def segment_files(store: Path):
+    return sorted((store / "segments" / "r00000").iterdir())
+
+
+def check_untouched(live, reference):
+    assert_same_state(live, reference)
+    assert np.array_equal(live.sample(4)[1], reference.sample(4)[1])
+
+
+@pytest.mark.timeout(30)
+def test_truncated_segment(saved):
+    store, _, live, ref = saved
+    seg = segment_files(store)[2]
+    seg.write_bytes(seg.read_bytes()[:-3])
+    with pytest.raises(CorruptSnapshotError, match=f"{seg.name}.*wrong size"):
+        live.loads(store)
+    check_untouched(live, ref)
+
+
+@pytest.mark.timeout(30)
+def test_missing_segment(saved):
+    store, _, live, ref = saved
+    seg = segment_files(store)[0]
+    seg.unlink()
+    with pytest.raises(CorruptSnapshotError, match=f"{seg.name} is missing"):
+        live.loads(store)
+    check_untouched(live, ref)
+
+
+@pytest.mark.timeout(30)
+def test_flipped_byte(saved):
+    store, _, live, ref = saved
+    seg = segment_files(store)[1]
+    data = bytearray(seg.read_bytes())
+    data[len(data) // 2] ^= 0x40
+    seg.write_bytes(bytes(data))
+    with pytest.raises(CorruptSnapshotError, match=f"{seg.name} fails its checksum"):
+        live.loads(store)
+    check_untouched(live, ref)
+
+
+@pytest.mark.timeout(30)
+def test_flipped_priority_array(saved):
+    store, snap, live, ref = saved
+    arr = snap / "rank-00000" / "priority.bin"
+    data = bytearray(arr.read_bytes())
+    data[0] ^= 1
+    arr.write_bytes(bytes(data))
+    with pytest.raises(CorruptSnapshotError, match="priority.bin fails its checksum"):
+        live.loads(store)
+    check_untouched(live, ref)
+
+
+@pytest.mark.timeout(30)
+def test_extra_file_only_warns(saved):
+    store, snap, live, _ = saved
+    (snap / "stray.txt").write_text("hello")
+    with pytest.warns(UserWarning, match="stray.txt"):
+        live.loads(store)
+    assert len(live) == 40
+
+
+@pytest.mark.timeout(30)
+def test_manifest_and_segments_disagree(saved):
+    store, snap, live, ref = saved
+    shard = snap / "rank-00000.json"
+    data = json.loads(shard.read_text())
+    data["size"] += 1
+    text = json.dumps(data)
+    shard.write_text(text)
+    with pytest.raises(CorruptSnapshotError, match="rank-00000.json"):
+        live.loads(store)
+    check_untouched(live, ref)
+
+
+@pytest.mark.timeout(30)
+def test_bad_manifest_json(saved):
+    store, snap, live, ref = saved
+    (snap / "MANIFEST.json").write_text("{not json")
+    with pytest.raises(CorruptSnapshotError, match="MANIFEST.json is not valid JSON"):
+        live.loads(snap)
+    check_untouched(live, ref)
+
+
+@pytest.mark.timeout(30)
+def test_newer_format_is_rejected(saved):
+    store, snap, live, ref = saved
+    manifest = json.loads((snap / "MANIFEST.json").read_text())
+    manifest["format_version"] = 99
+    (snap / "MANIFEST.json").write_text(json.dumps(manifest))
+    with pytest.raises(CorruptSnapshotError, match="format version 99.*upgrade RLA"):
+        live.loads(snap)
+    check_untouched(live, ref)
+
+
+@pytest.mark.timeout(30)
+def test_schema_mismatch(saved):
+    store, _, _, _ = saved
+    other = ReplayBuffer(64, {"y": ((2,), "float64")}, num_envs=2)
+    with pytest.raises(ReplayBufferError, match="schema .* differs"):
+        other.loads(store)
+    assert len(other) == 0
+
+
+@pytest.mark.timeout(30)
+def test_capacity_mismatch(saved):
+    store, _, _, _ = saved
+    other = make(capacity=32, sampler="prioritized")
+    with pytest.raises(ReplayBufferError, match="capacity .* differs.*Expected: 32. Found: 64"):
+        other.loads(store)
+    assert len(other) == 0
+
+
+@pytest.mark.timeout(30)
+def test_sampler_mismatch(saved):
+    store, _, _, _ = saved
+    other = make(sampler="uniform")
+    with pytest.raises(ReplayBufferError, match="sampler .* differs"):
+        other.loads(store)
+
+
+@pytest.mark.timeout(30)
+def test_missing_shard(tmp_path):
+    bufs = [make(rank=r, world_size=2) for r in range(2)]
+    for b in bufs:
+        fill(b, 6, seed=b.rank)
+    import threading
+    threads = [threading.Thread(target=b.dumps, args=(tmp_path / "s",),
+                                kwargs={"barrier": "file", "barrier_timeout": 20}) for b in bufs]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    snap = next(p for p in (tmp_path / "s").iterdir() if p.name.startswith("snap-"))
+    (snap / "rank-00001.json").unlink()
+    live = make(rank=0, world_size=2)
+    with pytest.raises(CorruptSnapshotError, match="rank-00001.json is missing.*allow_missing"):
+        live.loads(tmp_path / "s")
+    assert len(live) == 0
+    with pytest.warns(UserWarning, match="rank-00001.json is missing"):
+        rep = live.loads(tmp_path / "s", allow_missing_shards=True, rank=0, world_size=1)
+    assert rep["mode"] == "resharded" and rep["source_world_size"] == 1 and len(live) == 12
+
+
+@pytest.mark.timeout(30)
+def test_not_a_store(tmp_path):
+    with pytest.raises(ReplayBufferError, match="No replay snapshot store"):
+        make().loads(tmp_path / "nothing")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ReplayBufferError, match="No complete snapshot"):
+        make().loads(tmp_path / "empty")
+
+
+@pytest.mark.timeout(30)
+def test_wrong_batch_is_rejected_and_buffer_unchanged():
+    buf = make()
+    fill(buf, 3)
+    before = buf.write_count
+    with pytest.raises(ReplayBufferError, match="do not match the buffer schema.*missing \\['tag'\\]"):
+        buf.add({"obs": np.zeros((2, 3)), "next": {"obs": np.zeros((2, 3))},
+                 "act": np.zeros(2, int), "done": np.zeros(2, bool)}, env_ids=[0, 1])
+    with pytest.raises(ReplayBufferError, match="wrong shape"):
+        buf.add({"obs": np.zeros((2, 4)), "next": {"obs": np.zeros((2, 3))},
+                 "act": np.zeros(2, int), "done": np.zeros(2, bool),
+                 "tag": np.array(["a", "b"])}, env_ids=[0, 1])
+    with pytest.raises(ReplayBufferError, match="env_ids out of range"):
+        fill_bad = {"obs": np.zeros((1, 3)), "next": {"obs": np.zeros((1, 3))},
+                    "act": np.zeros(1, int), "done": np.zeros(1, bool), "tag": np.array(["a"])}
+        buf.add(fill_bad, env_ids=[5])
+    assert buf.write_count == before

@@ -1,0 +1,123 @@
+"""R-INC-1/2/3, R-MEM-2, R-CS-6: incremental cost, chain == full, retention and GC."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from RLA.errors import ReplayBufferError
+from RLA.replay_buffer import ReplayBuffer
+from RLA.replay_buffer.snapshot.format import list_snapshots
+
+from helpers import assert_same_state, fill, make
+
+PIX = {"obs": ((3, 32, 32), "uint8"), "done": ((), "bool")}
+
+
+def written_bytes() -> int:
+    with open("/proc/self/io") as handle:
+        for line in handle:
+            if line.startswith("write_bytes"):
+                return int(line.split()[1])
+    raise AssertionError("no write_bytes")
+
+
+def pixel_buffer(n: int, cap: int = 4000) -> ReplayBuffer:
+    buf = ReplayBuffer(cap, PIX, segment_bytes=256 << 10, seed=0)
+    rng = np.random.default_rng(0)
+    buf.add({"obs": rng.integers(0, 255, (n, 3, 32, 32), dtype=np.uint8),
+             "done": rng.random(n) < 0.01})
+    return buf
+
+
+def store_bytes(path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
+@pytest.mark.timeout(60)
+def test_one_percent_append_writes_under_three_percent(tmp_path):
+    buf = pixel_buffer(4000)
+    buf.dumps(tmp_path / "s")
+    full = store_bytes(tmp_path / "s")
+    rng = np.random.default_rng(1)
+    buf.add({"obs": rng.integers(0, 255, (40, 3, 32, 32), dtype=np.uint8),
+             "done": np.zeros(40, bool)})
+    os.sync()
+    before = written_bytes()
+    buf.dumps(tmp_path / "s")
+    os.sync()
+    delta = written_bytes() - before
+    assert delta <= 0.03 * full, (delta, full)
+
+
+@pytest.mark.timeout(60)
+def test_chain_equals_full_after_overwrites_and_priority_updates(tmp_path):
+    buf = make(sampler="prioritized")
+    fill(buf, 20)
+    buf.dumps(tmp_path / "chain")
+    fill(buf, 30, seed=7)  # wraps the ring and updates old priorities
+    buf.dumps(tmp_path / "chain")
+    buf.dumps(tmp_path / "full", incremental=False)
+    a, b = make(sampler="prioritized"), make(sampler="prioritized")
+    a.loads(tmp_path / "chain")
+    b.loads(tmp_path / "full")
+    assert_same_state(a, b)
+    assert_same_state(a, buf)
+
+
+@pytest.mark.timeout(30)
+def test_sparse_buffer_writes_only_valid_items(tmp_path):
+    """R-MEM-2: a 1%-full buffer writes about 1% of its capacity."""
+    buf = ReplayBuffer(100_000, {"obs": ((17,), "float32")}, seed=0)
+    buf.add({"obs": np.ones((1000, 17), np.float32)})
+    buf.dumps(tmp_path / "s")
+    payload = 1000 * buf.schema.item_bytes
+    seg_bytes = sum(f.stat().st_size for f in (tmp_path / "s" / "segments").rglob("*.seg"))
+    assert seg_bytes == payload
+    assert store_bytes(tmp_path / "s") <= payload * 1.01 + 16384
+
+
+@pytest.mark.timeout(60)
+def test_keep_last_keeps_newest_and_collects_segments(tmp_path):
+    buf = make()
+    for i in range(5):
+        fill(buf, 10, seed=i)
+        buf.dumps(tmp_path / "s", keep_last=2)
+    snaps = [s[2] for s in list_snapshots(tmp_path / "s")]
+    assert snaps == ["snap-00000004", "snap-00000005"]
+    # every remaining segment is referenced; loading both survivors works
+    from RLA.replay_buffer.snapshot.retention import referenced_segments
+    on_disk = {f"segments/r00000/{p.name}" for p in (tmp_path / "s/segments/r00000").iterdir()}
+    assert on_disk == referenced_segments(tmp_path / "s")
+    for snap in snaps:
+        make().loads(tmp_path / "s", snapshot=snap)
+
+
+@pytest.mark.timeout(30)
+def test_keep_last_ignores_incomplete_snapshots(tmp_path):
+    buf = make()
+    fill(buf, 5)
+    buf.dumps(tmp_path / "s", keep_last=1)
+    (tmp_path / "s" / "snap-00000009").mkdir()  # a directory without manifest
+    (tmp_path / "s" / ".staging-snap-00000010-x").mkdir()
+    fill(buf, 5)
+    buf.dumps(tmp_path / "s", keep_last=1)
+    assert [s[2] for s in list_snapshots(tmp_path / "s")] == ["snap-00000002"]
+    with pytest.raises(ReplayBufferError, match="keep_last must be at least 1"):
+        buf.dumps(tmp_path / "s", keep_last=0)
+    assert [s[2] for s in list_snapshots(tmp_path / "s")] == ["snap-00000002"]
+
+
+@pytest.mark.timeout(30)
+def test_existing_snapshot_id_is_not_overwritten_by_default(tmp_path):
+    buf = make()
+    fill(buf, 5)
+    buf.dumps(tmp_path / "s", snapshot_id="step-10")
+    with pytest.raises(ReplayBufferError, match="already exists"):
+        buf.dumps(tmp_path / "s", snapshot_id="step-10")
+    fill(buf, 5)
+    buf.dumps(tmp_path / "s", snapshot_id="step-10", overwrite=True)
+    other = make()
+    other.loads(tmp_path / "s", snapshot="step-10")
+    assert_same_state(buf, other)
