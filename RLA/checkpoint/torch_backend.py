@@ -58,6 +58,8 @@ class TorchBackend(CheckpointBackend):
 
         import torch
 
+        if not zipfile.is_zipfile(path):
+            raise self.corrupt(path, "not a torch zip archive")
         try:
             payload = torch.load(path, map_location=map_location, weights_only=True)
         except Exception as exc:  # noqa: BLE001

@@ -1,0 +1,12 @@
+"""Fixtures of the checkpoint tests: the backends every round trip runs over."""
+from __future__ import annotations
+
+import pytest
+
+BACKENDS = ["torch", "numpy"]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request) -> str:
+    """Every backend that works in this environment (each round trip runs once per backend)."""
+    return request.param
