@@ -60,6 +60,19 @@ def make_buffer(args: argparse.Namespace) -> ReplayBuffer:
     return ReplayBuffer(args.buffer_size, schema=schema, seed=args.seed)
 
 
+def buffer_digest(buffer: ReplayBuffer) -> str:
+    """A short hash of every stored transition (to check a restored buffer is the same)."""
+    import hashlib
+
+    digest = hashlib.sha256(str(len(buffer)).encode())
+    if len(buffer):
+        items = buffer.get(np.arange(len(buffer)))
+        for key in sorted(items):
+            digest.update(key.encode())
+            digest.update(np.ascontiguousarray(np.asarray(items[key])).tobytes())
+    return digest.hexdigest()[:16]
+
+
 def plot_curve(history: list, title: str) -> None:
     def draw() -> None:
         import matplotlib.pyplot as plt
@@ -102,7 +115,8 @@ def main(argv=None) -> float:
         episodes, best, history = variables["episodes"], variables["best"], [tuple(h) for h in variables["history"]]
         buffer = exp_manager.load_replay_buffer(buffer, step=start, replay_dir=loader.layout.replay_dir)
         rng = np.random.default_rng([args.seed, start])
-        logger.info(f"resumed from {args.resume} at step {start} with {len(buffer)} transitions")
+        logger.info(f"resumed from {args.resume} at step {start}: {len(buffer)} transitions, "
+                    f"buffer digest {buffer_digest(buffer)}")
 
     obs, _ = env.reset(seed=args.seed + start)
     returns, episode_return = deque(maxlen=20), 0.0
@@ -125,26 +139,27 @@ def main(argv=None) -> float:
 
         done_step = step + 1
         time_step_holder.set_time(done_step)
-        if done_step % args.log_interval == 0:
+        evaluate_now = done_step % args.eval_interval == 0
+        if evaluate_now:
+            score = evaluate(agent, args.env_id, args.eval_episodes, seed=10_000 + done_step)
+            history.append((done_step, score))
+            logger.record_tabular("eval/return", score)
+            if score > best:
+                best = score
+                exp_manager.save_checkpoint(model_dict=agent.state_dict(), name="best")
+        if evaluate_now or done_step % args.log_interval == 0:  # one row per logged step
             logger.record_tabular("train/episode_return", float(np.mean(returns)) if returns else float("nan"))
             logger.record_tabular("train/loss", loss)
             logger.record_tabular("train/epsilon", agent.epsilon(step))
             logger.record_tabular("train/episodes", episodes)
             logger.dump_tabular()
-        if done_step % args.eval_interval == 0:
-            score = evaluate(agent, args.env_id, args.eval_episodes, seed=10_000 + done_step)
-            history.append((done_step, score))
-            logger.record_tabular("eval/return", score)
-            logger.dump_tabular()
-            if score > best:
-                best = score
-                exp_manager.save_checkpoint(model_dict=agent.state_dict(), name="best")
         if done_step % args.figure_interval == 0 and history:
             plot_curve(history, f"{args.env_id} lr={args.lr} seed={args.seed}")
         if done_step % args.checkpoint_interval == 0:
             exp_manager.save_checkpoint(model_dict=agent.state_dict(),
                                         related_variable={"episodes": episodes, "best": best, "history": history})
             exp_manager.save_replay_buffer(buffer, step=done_step)
+            logger.info(f"checkpoint at step {done_step}: buffer digest {buffer_digest(buffer)}")
             exp_manager.sync_log_file(skip_error=True)
         if args.stop_at_target and history and history[-1][1] >= args.target_return:
             logger.info(f"target return {args.target_return} reached at step {done_step}")
