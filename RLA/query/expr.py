@@ -288,8 +288,9 @@ class _Compiler:
             return lambda row: not inner(row)
         if isinstance(node, ast.Compare):
             return self.compare(node)
-        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "matches":
-            return self.call(node)
+        if isinstance(node, ast.Call):
+            getter = self.call(node)
+            return lambda row: bool(getter(row))
         if isinstance(node, ast.Constant) and isinstance(node.value, bool):
             return lambda row, _v=node.value: _v
         name = self.dotted(node)

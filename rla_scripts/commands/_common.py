@@ -10,7 +10,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any, Iterable, List, Optional, Sequence, TypeVar
+from typing import Any, Callable, Iterable, List, Optional, Sequence, TypeVar
 
 from RLA.errors import ConfigError, RLAError, RunNotFoundError
 
@@ -170,3 +170,46 @@ def run_plan(plan: Any, args: argparse.Namespace, verb: str) -> int:
     done = len(results) - len(failed)
     print(f"{verb}: {done} runs done" + (f", {len(failed)} not done" if failed else ""))
     return 0 if not failed else 1
+
+
+# -- the original project's scripts (archive_expt.py, delete_expt.py, view_expt.py) --------
+def legacy_parser(description: str) -> argparse.ArgumentParser:
+    """The original scripts' options, plus ``--data_root`` (the original edited config.py)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--data_root", "--data-root", dest="data_root", default=None,
+                        help="database root (default: $RLA_DATA_ROOT or the nearest rla_config.yaml)")
+    parser.add_argument("--task_table_name", "--task", dest="task", default=None)
+    parser.add_argument("--regex", default=None, help="glob on YYYY/MM/DD/<name>")
+    parser.add_argument("--yes", "-y", action="store_true", help="do not ask")
+    parser.add_argument("--dry-run", action="store_true")
+    return parser
+
+
+def run_legacy(build: Callable[[argparse.Namespace], List[str]], parser: argparse.ArgumentParser,
+               argv: Optional[List[str]] = None) -> int:
+    """Translate the original options into an ``rla`` command line and run it."""
+    from rla_scripts.cli import main
+
+    args = parser.parse_args(argv)
+    try:
+        command = build(args)
+    except RLAError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    if args.data_root:
+        command += ["--data-root", args.data_root]
+    if args.yes:
+        command.append("--yes")
+    if args.dry_run:
+        command.append("--dry-run")
+    return main(command)
+
+
+def selection_args(args: argparse.Namespace) -> List[str]:
+    """``--task``/``--regex`` for the rla command line."""
+    out: List[str] = []
+    if args.task:
+        out += ["--task", args.task]
+    if args.regex:
+        out += ["--regex", args.regex]
+    return out
