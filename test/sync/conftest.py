@@ -94,6 +94,8 @@ def ftpd(tmp_path: Path) -> Iterator[FTPServerInfo]:
                 _DropOnce.dropped = True
                 self.cmd_channel.close()  # the server drops the whole session
 
+        handle_read_event = handle_read  # the base class aliases its own handle_read
+
     class Handler(FTPHandler):
         pass
 
