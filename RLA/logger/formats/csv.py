@@ -26,14 +26,23 @@ from RLA.logger.formats.base import KVWriter, require_dir
 
 PROGRESS_CSV = "progress.csv"
 
-_PLAIN = frozenset({float, int, bool, type(None)})
 
-
-def _text(value: Any) -> str:
+def _text_cell(value: Any) -> str:
+    """A CSV cell for anything that is not a plain number: no line breaks, quoted if needed."""
     text = value if type(value) is str else str(value)
     if "\n" in text or "\r" in text:
         text = text.replace("\r", "\\r").replace("\n", "\\n")
+    if "," in text or '"' in text:
+        text = '"' + text.replace('"', '""') + '"'
     return text
+
+
+def _empty_cell(value: None) -> str:
+    return ""
+
+
+#: Cell encoders of the hot path by exact type (``repr`` round-trips floats exactly).
+_CELL = {float: float.__repr__, int: int.__repr__, bool: bool.__repr__, type(None): _empty_cell}
 
 
 class CSVOutputFormat(KVWriter):
@@ -91,8 +100,9 @@ class CSVOutputFormat(KVWriter):
         return buf.getvalue().encode("utf-8")
 
     def _row_bytes(self, kvs: Mapping[str, Any]) -> bytes:
-        get = kvs.get
-        return self._encode([v if type(v) in _PLAIN else _text(v) for v in map(get, self._keys)])
+        cell = _CELL.get
+        line = ",".join([cell(type(v), _text_cell)(v) for v in map(kvs.get, self._keys)])
+        return (line + "\n").encode("utf-8")
 
     def _replace_file(self, content: bytes) -> None:
         replace_atomically(self.path, content, durable=self.durable_rewrites)

@@ -5,7 +5,7 @@ import os
 from typing import Any, Mapping, Optional, Sequence
 
 from RLA.logger.formats.base import KVWriter, SeqWriter, require_dir
-from RLA.logger.formats.human import render_table
+from RLA.logger.formats.human import TableRenderer
 
 LOG_TXT = "log.txt"
 
@@ -25,6 +25,7 @@ class LogTxtOutputFormat(KVWriter, SeqWriter):
 
     def __init__(self, log_dir: Optional[str], filename: str = LOG_TXT) -> None:
         super().__init__()
+        self._render = TableRenderer()
         self.path = require_dir(log_dir, self.name) / filename
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
@@ -35,7 +36,7 @@ class LogTxtOutputFormat(KVWriter, SeqWriter):
 
     def write(self, kvs: Mapping[str, Any], step: int) -> None:
         self._check_open()
-        text = render_table(kvs)
+        text = self._render(kvs)
         if text:
             self._write_text(text)
 

@@ -5,7 +5,7 @@ import sys
 from typing import Any, Mapping, Optional, Sequence
 
 from RLA.logger.formats.base import KVWriter, SeqWriter
-from RLA.logger.formats.human import render_table
+from RLA.logger.formats.human import TableRenderer
 
 
 class StdoutOutputFormat(KVWriter, SeqWriter):
@@ -22,10 +22,11 @@ class StdoutOutputFormat(KVWriter, SeqWriter):
 
     def __init__(self, log_dir: Optional[str] = None) -> None:
         super().__init__()
+        self._render = TableRenderer()
 
     def write(self, kvs: Mapping[str, Any], step: int) -> None:
         self._check_open()
-        text = render_table(kvs)
+        text = self._render(kvs)
         if text:
             sys.stdout.write(text)
             sys.stdout.flush()
