@@ -92,13 +92,18 @@ def ftp_settings(server: FTPServerInfo, **extra: object) -> RemoteSettings:
 
 
 def tree(root: Path, types=("log", "code", "results", "archive_tester")) -> Dict[str, bytes]:
-    """Every file below ``root/<type>`` (temporary ones included) as relative path → bytes."""
+    """Every file below ``root/<type>`` as relative path → bytes.
+
+    Leftover temporary transfer files (``.*.rla-part``) are included, so a torn transfer
+    shows up as a difference; other hidden files (the manager's claim locks next to the
+    runs) are not run data and are left out.
+    """
     out: Dict[str, bytes] = {}
     for data_type in types:
         base = root / data_type
         if not base.exists():
             continue
         for path in base.rglob("*"):
-            if path.is_file():
+            if path.is_file() and (not path.name.startswith(".") or path.name.endswith(".rla-part")):
                 out[path.relative_to(root).as_posix()] = path.read_bytes()
     return out
