@@ -1,0 +1,87 @@
+"""``rla buffer inspect|verify|merge|split|reshard``: replay-buffer snapshot tools."""
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from RLA.errors import ReplayBufferError
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    from RLA.replay_buffer.snapshot.inspect import describe
+    info = describe(args.path, args.snapshot)
+    if args.json:
+        print(json.dumps(info, indent=2))
+        return 0
+    print(f"snapshot {info['snapshot']} in {info['store']} ({info['kind']}, format "
+          f"v{info['format_version']}, RLA {info['library_version']}, "
+          f"{info['world_size']} shard(s), {info['payload_bytes'] / 1e6:.2f} MB payload)")
+    print("snapshots in store: " + ", ".join(info["snapshots"]))
+    for f in info["schema"] or []:
+        print(f"  field {f['name']}: {f['dtype']} {tuple(f['shape'])}")
+    for row in info["shards"]:
+        print(f"  rank {row['rank']}: size={row['size']} capacity={row['capacity']} "
+              f"cursor={row['cursor']} sampler={row['sampler']} files={row['files']} "
+              f"bytes={row['bytes']}")
+    for cls, counts in (info["episode_report"] or {}).items():
+        print(f"  episodes {cls}: {counts['episodes']} ({counts['steps']} steps)")
+    if info["provenance"]:
+        print(f"  provenance: {json.dumps(info['provenance'])[:200]}")
+    return 0
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from RLA.replay_buffer.snapshot.inspect import verify
+    result = verify(args.path, args.snapshot)
+    print(f"OK: {result['files']} files, {result['bytes']} payload bytes verified")
+    return 0
+
+
+def _reshard(args: argparse.Namespace, world_size: int) -> int:
+    from RLA.replay_buffer.sharding import reshard_snapshot
+    if world_size < 1:
+        raise ReplayBufferError("Bad --world-size", expected=">= 1", found=str(world_size),
+                                fix="pass a positive number of shards")
+    if args.dry_run:
+        from RLA.replay_buffer.snapshot.inspect import describe
+        info = describe(args.src, args.snapshot)
+        print(f"would write {world_size} shard(s) from {info['world_size']} of "
+              f"{info['store']}/{info['snapshot']} into {args.dst}")
+        return 0
+    out = reshard_snapshot(args.src, args.dst, world_size, capacity=args.capacity,
+                           num_envs=args.num_envs, snapshot=args.snapshot)
+    rep = out["report"]
+    print(f"wrote {out['snapshot']} ({world_size} shard(s), capacity {out['capacity']}, "
+          f"sizes {rep['sizes']}; dropped {rep['dropped']['episodes']} episodes, "
+          f"overflow {rep['overflow']['episodes']})")
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser("buffer", help="inspect, verify, merge, split or reshard "
+                                                  "replay-buffer snapshots")
+    sub = parser.add_subparsers(dest="buffer_command", metavar="ACTION", required=True)
+    p = sub.add_parser("inspect", help="print manifest, schema, counts and sizes")
+    p.add_argument("path", help="snapshot store or snapshot directory")
+    p.add_argument("--snapshot", help="snapshot id (default: newest)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=_inspect)
+    p = sub.add_parser("verify", help="re-hash every file; non-zero exit on any mismatch")
+    p.add_argument("path")
+    p.add_argument("--snapshot")
+    p.set_defaults(func=_verify)
+    for name, helptext, fixed in (("merge", "merge all shards into one (copy)", 1),
+                                  ("split", "split into --world-size shards (copy)", None),
+                                  ("reshard", "redistribute into --world-size shards (copy)",
+                                   None)):
+        p = sub.add_parser(name, help=helptext)
+        p.add_argument("src", help="source store or snapshot directory")
+        p.add_argument("dst", help="destination store (a new snapshot is written there)")
+        p.add_argument("--snapshot", help="source snapshot id (default: newest)")
+        if fixed is None:
+            p.add_argument("--world-size", type=int, required=True)
+        p.add_argument("--capacity", type=int, help="per-shard capacity (default: fits)")
+        p.add_argument("--num-envs", type=int, help="envs per destination rank")
+        p.add_argument("--dry-run", action="store_true")
+        p.set_defaults(func=(lambda a, f=fixed: _reshard(a, f if f else a.world_size)))
