@@ -169,9 +169,9 @@ class Catalog:
         if progress is not None:
             items = progress(runs, len(runs))  # type: ignore[arg-type]
         if len(runs) < 16 or self.workers == 1:
-            return [read_record(run, sig) for run, sig in items]
+            return [read_record(run, sig, full_info=False) for run, sig in items]
         with ThreadPoolExecutor(self.workers) as pool:
-            return list(pool.map(lambda pair: read_record(pair[0], pair[1]), items))
+            return list(pool.map(lambda pair: read_record(pair[0], pair[1], full_info=False), items))
 
     def _write(self, upserts: List[Tuple[RunLayout, RunRecord]], deletes: List[str]) -> None:
         rows = [(run_key(run), run.task, int(run.archived), rec.signature, json.dumps(rec.__dict__))

@@ -36,14 +36,29 @@ Getter = Callable[["RowView"], Any]
 
 
 class RowView:
-    """What an expression sees of one run: ``value(name)`` and ``metric(func, name)``."""
+    """What an expression sees of one run: ``value(name)`` and ``metric(func, name)``.
 
-    def __init__(self, values: Dict[str, Any], metrics: Dict[str, Any]) -> None:
+    Args:
+        values: hyper-parameters (looked up first).
+        metrics: ``{metric: [last, min, max]}``.
+        columns: computes the run columns on first need (they cost more than a dict lookup).
+    """
+
+    def __init__(self, values: Dict[str, Any], metrics: Dict[str, Any],
+                 columns: Optional[Callable[[], Dict[str, Any]]] = None) -> None:
         self.values = values
         self.metrics = metrics
+        self._columns = columns
+        self._computed: Optional[Dict[str, Any]] = None
 
     def value(self, name: str) -> Any:
-        return self.values.get(name, _MISSING)
+        if name in self.values:
+            return self.values[name]
+        if self._columns is None:
+            return _MISSING
+        if self._computed is None:
+            self._computed = self._columns()
+        return self._computed.get(name, _MISSING)
 
     def metric(self, func: str, name: str) -> Any:
         stats = self.metrics.get(name)

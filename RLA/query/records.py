@@ -26,6 +26,9 @@ from RLA.naming import index_time, parse_run_name
 AXIS_COLUMNS = ("time-step", "timestamp")
 PARAMETER_FILE = "parameter.json"
 BACKUP_FILE = "backup.txt"
+#: The ``run.json`` keys the catalog keeps (the rest is read from disk when needed).
+INFO_KEYS = ("status", "host", "ip", "pid", "start_time", "end_time", "heartbeat", "heartbeat_interval",
+             "exit_code", "parent", "task", "index")
 _BACKUP_RE = re.compile(r"^\[BACKUP\][^:]*:\s*key:\s*(?P<key>.+?),\s*value:\s*(?P<value>.*)$")
 
 
@@ -236,8 +239,14 @@ def summarize_progress(path: Path, record: RunRecord) -> None:
         _add_column(record, str(column), values.to_numpy(dtype=float, na_value=np.nan))
 
 
-def read_record(run: RunLayout, sig: Optional[str] = None) -> RunRecord:
-    """Read one run; problems are recorded on the result, never raised."""
+def read_record(run: RunLayout, sig: Optional[str] = None, full_info: bool = True) -> RunRecord:
+    """Read one run; problems are recorded on the result, never raised.
+
+    Args:
+        run: the run.
+        sig: its :func:`signature` if already computed.
+        full_info: keep all of ``run.json`` in ``info`` (else only :data:`INFO_KEYS`).
+    """
     record = RunRecord(relative=run.relative, archived=run.archived,
                        signature=sig if sig is not None else signature(run))
     info_path = run.log_dir / RUN_INFO_FILE
@@ -247,6 +256,8 @@ def read_record(run: RunLayout, sig: Optional[str] = None) -> RunRecord:
         except (OSError, ValueError) as exc:
             record.problems.append(f"corrupt run.json ({exc})")
     _load_params(run, record)
+    if not full_info and record.info:
+        record.info = {k: record.info[k] for k in INFO_KEYS if k in record.info}
     progress = run.log_dir / PROGRESS_CSV
     if progress.is_file():
         summarize_progress(progress, record)

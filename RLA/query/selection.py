@@ -28,14 +28,35 @@ RUN_COLUMNS = ("index", "task", "date", "name", "record_date", "status", "host",
                "start_time", "end_time", "archived", "time_step", "n_rows", "param_source")
 
 
-@dataclass
 class RunRow:
-    """One selected run: where it lives, what the catalog knows, its effective status."""
+    """One selected run: where it lives, what the catalog knows, its effective status.
 
-    layout: RunLayout
-    record: RunRecord
-    status: str
-    start_time: Optional[_dt.datetime]
+    ``status`` and ``start_time`` are computed on first use (most queries never need them
+    for most runs).
+    """
+
+    __slots__ = ("layout", "record", "_status", "_start")
+
+    def __init__(self, layout: RunLayout, record: RunRecord) -> None:
+        self.layout = layout
+        self.record = record
+        self._status: Optional[str] = None
+        self._start: Any = False
+
+    @property
+    def status(self) -> str:
+        """``running``/``finished``/``crashed``/``killed``, or ``unknown`` without run.json."""
+        if self._status is None:
+            from RLA.manager.run_info import effective_status
+            self._status = effective_status(self.record.info) if self.record.info else UNKNOWN_STATUS
+        return self._status
+
+    @property
+    def start_time(self) -> Optional[_dt.datetime]:
+        """Local start time (from run.json, else from the index)."""
+        if self._start is False:
+            self._start = start_time_of(self.layout, self.record.info)
+        return self._start
 
     @property
     def index(self) -> str:
@@ -61,9 +82,7 @@ class RunRow:
 
     def view(self) -> RowView:
         """What a query expression sees (hyper-parameters shadow run columns)."""
-        values = self.columns()
-        values.update(self.record.params)
-        return RowView(values, self.record.metrics)
+        return RowView(self.record.params, self.record.metrics, self.columns)
 
 
 def _name_ip(name: str) -> Optional[str]:
@@ -218,7 +237,7 @@ def select_runs(data_root: Union[str, os.PathLike, Catalog], task: Optional[str]
         RunNotFoundError: ``task`` has no run at all.
         QueryError: a bad expression, date, status or an unknown name/metric.
     """
-    from RLA.manager.run_info import STATUSES, effective_status
+    from RLA.manager.run_info import STATUSES
 
     query = parse_query(where) if isinstance(where, str) else where
     since_t, until_t = parse_when(since), parse_when(until, end=True)
@@ -247,15 +266,14 @@ def select_runs(data_root: Union[str, os.PathLike, Catalog], task: Optional[str]
                 continue
         if selectors and not any(match_selector(layout, s) for s in selectors):
             continue
-        started = start_time_of(layout, record.info)
-        if since_t and (started is None or started < since_t):
+        row = RunRow(layout, record)
+        if since_t and (row.start_time is None or row.start_time < since_t):
             continue
-        if until_t and (started is None or started > until_t):
+        if until_t and (row.start_time is None or row.start_time > until_t):
             continue
-        state = effective_status(record.info) if record.info else UNKNOWN_STATUS
-        if statuses and state not in statuses:
+        if statuses and row.status not in statuses:
             continue
-        rows.append(RunRow(layout, record, state, started))
+        rows.append(row)
     if query is not None:
         check_names(query, [record for _, record in pairs])
         rows = [row for row in rows if query.matches(row.view())]

@@ -32,7 +32,7 @@ def test_unchanged_runs_are_not_reread(db, monkeypatch):
     import RLA.query.catalog as catalog_module
     calls = []
     original = catalog_module.read_record
-    monkeypatch.setattr(catalog_module, "read_record", lambda run, sig=None: calls.append(run) or original(run, sig))
+    monkeypatch.setattr(catalog_module, "read_record", lambda run, sig=None, **kw: calls.append(run) or original(run, sig, **kw))
     list_runs(db)
     assert calls == []
 
