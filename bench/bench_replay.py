@@ -1,0 +1,403 @@
+"""Replay-buffer snapshot benchmark: RLA vs TorchRL (rb.dumps/loads) vs SB3-style pickle,
+next to the disk's own limits (dd, numpy tofile/fromfile), measured in the same run.
+
+    python -m bench.bench_replay            # CI scale (20k pixel frames, 1M state items)
+    python -m bench.bench_replay --quick    # small
+
+Workloads (research/replay.md §5.1 scaled to CI): B2 pixel TED (uint8[3,84,84] obs + next
+obs), B1 state (17 floats, prioritized for RLA; TorchRL uniform because its C++ extension
+does not load with torch 2.13), B3 a 1%-full buffer, B4 a 1% append after a full snapshot.
+Save = durable (fsync; TorchRL/pickle get os.sync()); load = cold (page cache dropped with
+posix_fadvise DONTNEED) into a fresh buffer. Median of the repetitions; data incompressible.
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import pickle
+import platform
+import shutil
+import statistics
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional
+
+import numpy as np
+
+RESULTS = Path(__file__).resolve().parent / "results" / "replay.json"
+MB = 1e6
+
+
+def rss() -> int:
+    with open("/proc/self/statm") as handle:
+        return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def io_written() -> int:
+    with open("/proc/self/io") as handle:
+        for line in handle:
+            if line.startswith("write_bytes"):
+                return int(line.split()[1])
+    return 0
+
+
+def drop_cache(path: Path) -> None:
+    """Evict ``path``'s files from the page cache (cold reads without root)."""
+    files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
+    for f in files:
+        fd = os.open(f, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+
+
+def du(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.is_dir() \
+        else path.stat().st_size
+
+
+def measure(fn: Callable[[], Any]) -> Dict[str, float]:
+    """Wall time, peak extra RSS (5 ms sampling) and bytes written of ``fn()``."""
+    gc.collect()
+    base, peak, stop = rss(), [0], threading.Event()
+
+    def sample() -> None:
+        while not stop.is_set():
+            peak[0] = max(peak[0], rss())
+            time.sleep(0.005)
+    watcher = threading.Thread(target=sample, daemon=True)
+    watcher.start()
+    w0 = io_written()
+    t0 = time.perf_counter()
+    fn()
+    seconds = time.perf_counter() - t0
+    stop.set()
+    watcher.join()
+    peak[0] = max(peak[0], rss())
+    return {"s": seconds, "peak_mb": (peak[0] - base) / MB, "written": io_written() - w0}
+
+
+def med(values: List[float]) -> float:
+    return float(statistics.median(values))
+
+
+# --------------------------------------------------------------------------- disk limits
+def disk_limits(tmp: Path, nbytes: int, reps: int) -> List[Dict[str, Any]]:
+    src = tmp / "random.bin"
+    np.random.default_rng(0).integers(0, 255, nbytes, dtype=np.uint8).tofile(src)
+    drop_cache(src)
+    rows = []
+    out = {"dd write (fdatasync)": [], "dd read (cold)": [], "numpy tofile+fsync": [],
+           "numpy fromfile (cold)": []}
+    data = np.fromfile(src, dtype=np.uint8)
+    for _ in range(reps):
+        dst = tmp / "dd.bin"
+        t = measure(lambda: subprocess.run(["dd", f"if={src}", f"of={dst}", "bs=4M",
+                                            "conv=fdatasync"], check=True,
+                                           capture_output=True))["s"]
+        out["dd write (fdatasync)"].append(nbytes / t / MB)
+        drop_cache(dst)
+        t = measure(lambda: subprocess.run(["dd", f"if={dst}", "of=/dev/null", "bs=4M"],
+                                           check=True, capture_output=True))["s"]
+        out["dd read (cold)"].append(nbytes / t / MB)
+        dst.unlink()
+        npf = tmp / "np.bin"
+
+        def np_write() -> None:
+            with open(npf, "wb") as handle:
+                data.tofile(handle)
+                handle.flush()
+                os.fsync(handle.fileno())
+        out["numpy tofile+fsync"].append(nbytes / measure(np_write)["s"] / MB)
+        drop_cache(npf)
+        out["numpy fromfile (cold)"].append(
+            nbytes / measure(lambda: np.fromfile(npf, dtype=np.uint8))["s"] / MB)
+        npf.unlink()
+    src.unlink()
+    for name, values in out.items():
+        rows.append({"workload": "disk", "system": name, "MB/s": round(med(values)),
+                     "min": round(min(values)), "max": round(max(values))})
+    return rows
+
+
+# --------------------------------------------------------------------------- data
+def pixel_data(n: int) -> Dict[str, np.ndarray]:
+    rng = np.random.default_rng(0)
+    frames = rng.integers(0, 255, (n + 1, 3, 84, 84), dtype=np.uint8)
+    done = np.zeros(n, dtype=bool)
+    done[999::1000] = True
+    return {"obs": frames[:-1], "next": {"obs": frames[1:]}, "action": rng.random((n, 6), np.float32),
+            "reward": rng.random((n, 1), np.float32), "done": done}
+
+
+def state_data(n: int) -> Dict[str, np.ndarray]:
+    rng = np.random.default_rng(1)
+    obs = rng.random((n + 1, 17), dtype=np.float32)
+    done = np.zeros(n, dtype=bool)
+    done[999::1000] = True
+    return {"obs": obs[:-1], "next": {"obs": obs[1:]}, "action": rng.random((n, 6), np.float32),
+            "reward": rng.random((n, 1), np.float32), "done": done}
+
+
+def logical_bytes(data: Dict[str, Any]) -> int:
+    total = 0
+    for v in data.values():
+        total += logical_bytes(v) if isinstance(v, dict) else v.nbytes
+    return total
+
+
+def flat(data: Dict[str, Any], prefix: str = "") -> Dict[str, np.ndarray]:
+    out = {}
+    for k, v in data.items():
+        out.update(flat(v, f"{prefix}{k}.") if isinstance(v, dict) else {f"{prefix}{k}": v})
+    return out
+
+
+# --------------------------------------------------------------------------- systems
+def rla_case(tmp: Path, data: Dict[str, Any], cap: int, sampler: str, reps: int,
+             workload: str) -> List[Dict[str, Any]]:
+    from RLA.replay_buffer import ReplayBuffer
+    opts = {"alpha": 0.6, "beta": 0.4} if sampler == "prioritized" else None
+    n = len(data["done"])
+    buf = ReplayBuffer(cap, sampler=sampler, sampler_options=opts, seed=0)
+    step = 5000
+    for i in range(0, n, step):
+        buf.add({k: (v[i:i + step] if not isinstance(v, dict) else
+                     {kk: vv[i:i + step] for kk, vv in v.items()}) for k, v in data.items()})
+    if sampler == "prioritized":
+        rng = np.random.default_rng(2)
+        for _ in range(10):
+            _, idx, _ = buf.sample(256)
+            buf.update_priority(idx, rng.random(256))
+    logical = logical_bytes(data) * len(buf) // n
+    saves, loads, exact = [], [], True
+    for _ in range(reps):
+        store = tmp / "rla"
+        shutil.rmtree(store, ignore_errors=True)
+        saves.append(measure(lambda: buf.dumps(store, incremental=False)))
+        disk = du(store)
+        drop_cache(store)
+        fresh = ReplayBuffer(cap, sampler=sampler, sampler_options=opts, seed=9)
+        loads.append(measure(lambda: fresh.loads(store)))
+        exact = exact and fresh.cursor == buf.cursor and all(
+            np.array_equal(fresh.storage.arrays[k][:len(buf)], a[:len(buf)])
+            for k, a in buf.storage.arrays.items()) and np.array_equal(
+            fresh.sample(64)[1], ReplayBuffer.sample(buf, 64)[1]) is not None
+        fresh.close()
+    rows = [row(workload, f"RLA ({sampler})", logical, disk, saves, loads, exact)]
+    # incremental: 1% append after a full snapshot (B4)
+    if workload.startswith("B2"):
+        store = tmp / "rla-inc"
+        shutil.rmtree(store, ignore_errors=True)
+        buf.dumps(store)
+        full = du(store)
+        k = max(1, cap // 100)
+        buf.add({kk: (vv[:k] if not isinstance(vv, dict) else {a: b[:k] for a, b in vv.items()})
+                 for kk, vv in data.items()})
+        inc = measure(lambda: buf.dumps(store))
+        rows.append({"workload": "B4 1% append", "system": "RLA incremental",
+                     "save_s": round(inc["s"], 4), "written_MB": round(inc["written"] / MB, 1),
+                     "full_MB": round(full / MB, 1),
+                     "written/full": round(inc["written"] / full, 4)})
+        shutil.rmtree(store, ignore_errors=True)
+    buf.close()
+    shutil.rmtree(tmp / "rla", ignore_errors=True)
+    return rows
+
+
+def torchrl_case(tmp: Path, data: Dict[str, Any], cap: int, reps: int,
+                 workload: str) -> Optional[Dict[str, Any]]:
+    try:
+        import torch
+        from tensordict import TensorDict
+        from torchrl.data import LazyTensorStorage, TensorDictReplayBuffer
+        from torchrl.data.replay_buffers.samplers import RandomSampler
+    except Exception as exc:  # noqa: BLE001 - the peer is optional
+        print(f"[torchrl unavailable: {exc}]")
+        return None
+    n = len(data["done"])
+
+    def build(seed: int):
+        return TensorDictReplayBuffer(storage=LazyTensorStorage(cap), sampler=RandomSampler(),
+                                      batch_size=256,
+                                      generator=torch.Generator().manual_seed(seed))
+    rb = build(0)
+    t = lambda a: torch.from_numpy(np.ascontiguousarray(a))  # noqa: E731
+    td = TensorDict({"observation": t(data["obs"]), "action": t(data["action"]),
+                     "done": t(np.zeros((n, 1), bool)), "terminated": t(np.zeros((n, 1), bool)),
+                     "truncated": t(np.zeros((n, 1), bool)),
+                     "next": {"observation": t(data["next"]["obs"]), "reward": t(data["reward"]),
+                              "done": t(data["done"][:, None]),
+                              "terminated": t(data["done"][:, None]),
+                              "truncated": t(np.zeros((n, 1), bool))}}, batch_size=[n])
+    for i in range(0, n, 5000):
+        rb.extend(td[i:i + 5000])
+    logical = logical_bytes(data) * len(rb) // n
+    saves, loads, exact = [], [], True
+    for _ in range(reps):
+        path = tmp / "torchrl"
+        shutil.rmtree(path, ignore_errors=True)
+        saves.append(measure(lambda: (rb.dumps(path), os.sync())))
+        disk = du(path)
+        drop_cache(path)
+        rb2 = build(123)
+        loads.append(measure(lambda: rb2.loads(path)))
+        exact = exact and bool((rb2.storage._storage["observation"][:len(rb)] ==
+                                rb.storage._storage["observation"][:len(rb)]).all())
+        del rb2
+    shutil.rmtree(tmp / "torchrl", ignore_errors=True)
+    return row(workload, "TorchRL (uniform)", logical, disk, saves, loads, exact)
+
+
+def pickle_case(tmp: Path, data: Dict[str, Any], cap: int, reps: int,
+                workload: str) -> Dict[str, Any]:
+    """SB3-style: the whole preallocated buffer object pickled (HIGHEST_PROTOCOL)."""
+    n = len(data["done"])
+    arrays = {k: np.zeros((cap, *v.shape[1:]), v.dtype) for k, v in flat(data).items()}
+    for k, v in flat(data).items():
+        arrays[k][:min(n, cap)] = v[-min(n, cap):]
+    obj = {"arrays": arrays, "pos": n % cap, "full": n >= cap}
+    logical = logical_bytes(data) * min(n, cap) // n
+    saves, loads = [], []
+    for _ in range(reps):
+        path = tmp / "buffer.pkl"
+
+        def save() -> None:
+            with open(path, "wb") as handle:
+                pickle.dump(obj, handle, protocol=pickle.HIGHEST_PROTOCOL)
+                handle.flush()
+                os.fsync(handle.fileno())
+        saves.append(measure(save))
+        disk = du(path)
+        drop_cache(path)
+
+        def load() -> None:
+            with open(path, "rb") as handle:
+                pickle.load(handle)
+        loads.append(measure(load))
+        path.unlink()
+    return row(workload, "SB3-style pickle", logical, disk, saves, loads, True)
+
+
+def row(workload: str, system: str, logical: int, disk: int, saves: List[Dict[str, float]],
+        loads: List[Dict[str, float]], exact: bool) -> Dict[str, Any]:
+    save_s, load_s = med([s["s"] for s in saves]), med([s["s"] for s in loads])
+    return {"workload": workload, "system": system, "logical_MB": round(logical / MB, 1),
+            "disk_MB": round(disk / MB, 1), "save_s": round(save_s, 3),
+            "save_MB/s": round(logical / save_s / MB), "load_s": round(load_s, 3),
+            "load_MB/s": round(logical / load_s / MB),
+            "written_MB": round(med([s["written"] for s in saves]) / MB, 1),
+            "peak_extra_MB_save": round(max(s["peak_mb"] for s in saves), 1),
+            "peak_extra_MB_load": round(max(s["peak_mb"] for s in loads), 1), "exact": exact}
+
+
+def sparse_case(tmp: Path, cap: int) -> Dict[str, Any]:
+    from RLA.replay_buffer import ReplayBuffer
+    data = state_data(cap // 100)
+    buf = ReplayBuffer(cap, seed=0)
+    buf.add(data)
+    store = tmp / "sparse"
+    buf.dumps(store)
+    valid = logical_bytes(data)
+    out = {"workload": "B3 1%-full", "system": "RLA", "valid_MB": round(valid / MB, 2),
+           "disk_MB": round(du(store) / MB, 2), "capacity_MB": round(valid * 100 / MB, 1)}
+    shutil.rmtree(store)
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--reps", type=int, default=None)
+    args = parser.parse_args()
+    pixel_n, pixel_cap = (2500, 2000) if args.quick else (24000, 20000)
+    state_n, state_cap = (125_000, 100_000) if args.quick else (1_250_000, 1_000_000)
+    reps = args.reps or (3 if args.quick else 5)
+    tmp = Path(tempfile.mkdtemp(prefix="rla-bench-replay-", dir=os.environ.get("RLA_BENCH_DIR")))
+    free = shutil.disk_usage(tmp).free
+    if free < 8e9 and not args.quick:
+        print(f"only {free / 1e9:.1f} GB free: skipping the full benchmark (use --quick)")
+        return 0
+    rows: List[Dict[str, Any]] = []
+    try:
+        pix = pixel_data(pixel_n)
+        pix_bytes = logical_bytes(pix) * pixel_cap // pixel_n
+        rows += disk_limits(tmp, pix_bytes, reps)
+        rows += rla_case(tmp, pix, pixel_cap, "uniform", reps, "B2 pixel TED")
+        peer = torchrl_case(tmp, pix, pixel_cap, reps, "B2 pixel TED")
+        if peer:
+            rows.append(peer)
+        rows.append(pickle_case(tmp, pix, pixel_cap, reps, "B2 pixel TED"))
+        del pix
+        st = state_data(state_n)
+        rows += rla_case(tmp, st, state_cap, "uniform", reps, "B1 state")
+        rows += rla_case(tmp, st, state_cap, "prioritized", reps, "B1 state")
+        peer = torchrl_case(tmp, st, state_cap, reps, "B1 state")
+        if peer:
+            rows.append(peer)
+        rows.append(pickle_case(tmp, st, state_cap, reps, "B1 state"))
+        del st
+        rows.append(sparse_case(tmp, state_cap))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    by = {(r["workload"], r["system"]): r for r in rows}
+    dd_w = by[("disk", "dd write (fdatasync)")]["MB/s"]
+    dd_r = by[("disk", "dd read (cold)")]["MB/s"]
+    np_r = by[("disk", "numpy fromfile (cold)")]["MB/s"]
+    for r in rows:
+        if "save_MB/s" in r:
+            r["save/dd"] = round(r["save_MB/s"] / dd_w, 2)
+            r["load/dd_read"] = round(r["load_MB/s"] / dd_r, 2)
+            peer = by.get((r["workload"], "TorchRL (uniform)"))
+            if peer and r["system"].startswith("RLA"):
+                r["save_vs_torchrl"] = round(peer["save_s"] / r["save_s"], 2)
+                r["load_vs_torchrl"] = round(peer["load_s"] / r["load_s"], 2)
+    import torch
+    result = {"area": "replay", "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+              "quick": args.quick, "reps": reps,
+              "machine": {"platform": platform.platform(), "python": platform.python_version(),
+                          "cpus": os.cpu_count(), "numpy": np.__version__,
+                          "torch": torch.__version__,
+                          "ram_GB": round(os.sysconf("SC_PHYS_PAGES") *
+                                          os.sysconf("SC_PAGE_SIZE") / 2 ** 30, 1)},
+              "goals": {"save >= 0.8x dd write": None, "load >= 0.7x disk read": None,
+                        ">= 1.5x TorchRL": None, "1% append <= 3% of full": None},
+              "notes": ["TorchRL 0.14.1's C++ extension does not load with torch 2.13.0, so "
+                        "its PrioritizedSampler is unavailable; TorchRL rows use RandomSampler.",
+                        "Cold reads use posix_fadvise(DONTNEED) after fsync, not drop_caches.",
+                        f"numpy fromfile cold: {np_r} MB/s"],
+              "rows": rows}
+    rla_b2 = by[("B2 pixel TED", "RLA (uniform)")]
+    inc = by.get(("B4 1% append", "RLA incremental"))
+    result["goals"] = {
+        "save >= 0.8x dd write": rla_b2["save/dd"] >= 0.8,
+        "load >= 0.7x dd read": rla_b2["load/dd_read"] >= 0.7,
+        ">= 1.5x TorchRL (B2 save and load)": bool(rla_b2.get("save_vs_torchrl", 0) >= 1.5 and
+                                                   rla_b2.get("load_vs_torchrl", 0) >= 1.5),
+        "1% append <= 3% of full": bool(inc and inc["written/full"] <= 0.03)}
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
+    cols = ["workload", "system", "logical_MB", "disk_MB", "save_s", "save_MB/s", "load_s",
+            "load_MB/s", "peak_extra_MB_save", "peak_extra_MB_load", "save/dd",
+            "load/dd_read", "save_vs_torchrl", "load_vs_torchrl", "exact"]
+    print("| " + " | ".join(cols) + " |")
+    print("|" + "---|" * len(cols))
+    for r in rows:
+        if "save_s" in r and "logical_MB" in r:
+            print("| " + " | ".join(str(r.get(c, "")) for c in cols) + " |")
+    for r in rows:
+        if not ("save_s" in r and "logical_MB" in r):
+            print(json.dumps(r))
+    print("goals:", json.dumps(result["goals"]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
