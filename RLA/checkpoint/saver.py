@@ -218,7 +218,8 @@ class CheckpointSaver:
     def _foreign(self, path: Path, other: CheckpointBackend) -> CheckpointError:
         return CheckpointError(f"Checkpoint {path} was written by the {other.name!r} backend",
                                expected=f"a {self.backend.name!r} checkpoint", found=f"a {other.name!r} file",
-                               fix=f"load it with new_saver(backend={other.name!r}) (or set DL_FRAMEWORK accordingly)")
+                               fix=f"load it with backend={other.name!r}: new_saver(backend={other.name!r}), "
+                                   f"load_from_record_date(backend={other.name!r}) or DL_FRAMEWORK")
 
     def _missing(self, found: str) -> CheckpointError:
         available = self.steps()
@@ -226,15 +227,17 @@ class CheckpointSaver:
         others = []
         for backend in all_backends():
             if backend.name != self.backend.name and backend.extension != self.extension:
-                if self._scan(backend.extension):
-                    others.append(backend)
+                files = self._scan(backend.extension)
+                if files:
+                    # Trust the content over the extension (a renamed file).
+                    others.append(self._owner(next(iter(files.values()))) or backend)
         if others and not available and not names:
             other = others[0]
             return CheckpointError(f"The checkpoints in {self.directory} were written by the {other.name!r} backend",
                                    expected=f"checkpoint-<step>.{self.extension} ({self.backend.name} backend)",
-                                   found=f"only checkpoint-*.{other.extension} files",
-                                   fix=f"load them with new_saver(backend={other.name!r}) "
-                                       f"(or set DL_FRAMEWORK accordingly)")
+                                   found="only checkpoint files of another backend",
+                                   fix=f"load them with backend={other.name!r}: new_saver(backend={other.name!r}), "
+                                       f"load_from_record_date(backend={other.name!r}) or DL_FRAMEWORK")
         shown = ", ".join(map(str, available[-10:])) or "none"
         if names:
             shown += f"; named: {', '.join(names)}"

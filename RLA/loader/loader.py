@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 from RLA.checkpoint import LoadedCheckpoint, restore_rng_state
-from RLA.errors import CheckpointError, RLAError
+from RLA.errors import CheckpointError, RLAError, RunStateError
 from RLA.fs import json_default
 from RLA.loader import continuation
 from RLA.loader.past_run import PastRun
@@ -153,7 +153,8 @@ class ExperimentLoader:
         return argparse.Namespace(**merged)
 
     # -------------------------------------------------------------------- load
-    def _checkpoint(self, ckp_index: Union[None, int, str], map_location: Any) -> LoadedCheckpoint:
+    def _checkpoint(self, ckp_index: Union[None, int, str], map_location: Any,
+                    backend: Optional[str] = None) -> LoadedCheckpoint:
         past = self._require_past()
         if self._loaded is not None and (ckp_index is None or str(ckp_index) in (
                 str(self._loaded.step), str(self._loaded.name))):
@@ -163,13 +164,13 @@ class ExperimentLoader:
                            expected=f"ckp_index={self._loaded.step} (the step fork_log_files() used)",
                            found=f"ckp_index={ckp_index!r}",
                            fix="pass the same ckp_index to fork_log_files() and load_from_record_date()")
-        self._loaded = past.load_checkpoint(ckp_index, map_location=map_location)
+        self._loaded = past.load_checkpoint(ckp_index, backend=backend, map_location=map_location)
         return self._loaded
 
     def load_from_record_date(self, var_prefix: Optional[str] = None, variable_list: Optional[Sequence[str]] = None,
                               verbose: bool = True, ckp_index: Union[None, int, str] = None,
                               restore_rng: Optional[bool] = None, map_location: Any = "cpu",
-                              ) -> Tuple[int, Dict[str, Any], Dict[str, Any]]:
+                              backend: Optional[str] = None) -> Tuple[int, Dict[str, Any], Dict[str, Any]]:
         """Load the past run's checkpoint.
 
         Args:
@@ -180,6 +181,7 @@ class ExperimentLoader:
             restore_rng: restore the saved RNG states; default True after ``fork_log_files()``
                 (resuming), False otherwise (loading for another task).
             map_location: where tensors go (``'cpu'``).
+            backend: the checkpoint backend (default: the past run's ``DL_FRAMEWORK``).
 
         Returns:
             ``(load_iter, load_res, hist_variables)``: the checkpoint's step, its model dict
@@ -194,7 +196,7 @@ class ExperimentLoader:
             if verbose:
                 self._log("ExperimentLoader: no past run selected (loaded_date unset); starting fresh")
             return 0, {}, {}
-        loaded = self._checkpoint(ckp_index, map_location)
+        loaded = self._checkpoint(ckp_index, map_location, backend)
         models, variables, rng = split_state(loaded)
         if loaded.legacy:
             variables = {k: v for k, v in self._require_past().custom_data.items()}
@@ -231,7 +233,8 @@ class ExperimentLoader:
 
     # -------------------------------------------------------------------- fork
     def fork_log_files(self, ckp_index: Union[None, int, str] = None,
-                       hp_to_overwrite: Optional[Sequence[str]] = None) -> Optional[int]:
+                       hp_to_overwrite: Optional[Sequence[str]] = None,
+                       backend: Optional[str] = None) -> Optional[int]:
         """Continue the past run's logs, checkpoints and results in the current run.
 
         Rows after the restored step are dropped from the continued ``progress.csv`` and
@@ -243,6 +246,7 @@ class ExperimentLoader:
         Args:
             ckp_index: the checkpoint the resume will load (default: the newest complete one).
             hp_to_overwrite: current hyper-parameters kept instead of the past values.
+            backend: the checkpoint backend (default: the past run's ``DL_FRAMEWORK``).
 
         Returns:
             The step the logs were cut at (``None`` if nothing is selected).
@@ -256,13 +260,17 @@ class ExperimentLoader:
             return None
         manager = self.manager
         layout = manager._require_run("fork_log_files()")
+        if (getattr(manager, "run_info", None) or {}).get("status", "running") != "running":
+            raise RunStateError("fork_log_files() needs a running run", expected="exp_manager.log_files_gen() "
+                                "called for the new run", found=f"run {layout.index} is finished",
+                                fix="call log_files_gen() first, then fork_log_files()")
         past = self._require_past()
         if past.layout.relative == layout.relative:
             raise RLAError("A run cannot be forked into itself", expected="a past run's record date",
                            found=past.index, fix="select the run to resume, then call log_files_gen() first")
         step: Optional[int]
         if past.has_checkpoints() or ckp_index is not None:
-            step = self._checkpoint(ckp_index, "cpu").step
+            step = self._checkpoint(ckp_index, "cpu", backend).step
         else:
             step = None  # a run without checkpoints: continue every row
         merged = vars(self.import_hyper_parameters(hp_to_overwrite))
