@@ -133,7 +133,7 @@ class Logger:
         if freq is not None:
             now = self.time_step.get_time()
             last = self._last_record.get(key)
-            if last is not None and now - last < freq:
+            if last is not None and 0 <= now - last < freq:  # time going back (resume) records
                 return
             self._last_record[key] = now
         if type(key) is not str or "\n" in key or "\r" in key:

@@ -104,6 +104,17 @@ def test_freq_records_only_after_enough_time_steps(tmp_path: Path) -> None:
     assert recorded == [0, 10, 20]
 
 
+def test_freq_records_again_when_the_time_step_goes_back(tmp_path: Path) -> None:
+    w = ListWriter()
+    lg = make(tmp_path, w)
+    for t in (100, 105, 20, 25, 30):  # a resumed run restarts from an earlier checkpoint
+        lg.time_step.set_time(t)
+        lg.logkv("slow", t, freq=10)
+        lg.logkv("fast", t)
+        lg.dumpkvs()
+    assert [r["slow"] for r in w.rows if "slow" in r] == [100, 20, 30]
+
+
 def test_logkv_mean_averages_within_a_row(tmp_path: Path) -> None:
     w = ListWriter()
     lg = make(tmp_path, w)
