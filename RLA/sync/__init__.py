@@ -13,7 +13,7 @@ from typing import Callable, Optional
 from RLA.config.remote import RemoteSettings
 from RLA.errors import ConfigError
 from RLA.registry import Registry
-from RLA.sync.base import RemoteEntry, RemoteStat, Transport
+from RLA.sync.base import RemoteEntry, RemoteStat, Transport, WriteResult
 
 TRANSPORTS: Registry[type] = Registry("sync transport", entry_point_group="rla.sync_transports")
 TRANSPORTS.register("local", "RLA.sync.local:LocalTransport")
@@ -60,4 +60,4 @@ def open_transport(settings: RemoteSettings, project_root: Optional[Path] = None
                host_key_policy=settings.host_key_policy, timeout=settings.timeout, warn=warn)
 
 
-__all__ = ["TRANSPORTS", "RemoteEntry", "RemoteStat", "Transport", "open_transport"]
+__all__ = ["TRANSPORTS", "RemoteEntry", "RemoteStat", "Transport", "WriteResult", "open_transport"]

@@ -13,6 +13,8 @@ import posixpath
 from dataclasses import dataclass
 from typing import IO, Callable, Dict, Iterator, List, Optional, Set, Tuple
 
+from RLA.errors import TransportError
+
 #: Bytes read from a local file per write request.
 CHUNK = 256 * 1024
 
@@ -23,6 +25,14 @@ class RemoteStat:
 
     size: int
     mtime: Optional[float] = None
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    """The outcome of :meth:`Transport.write`: bytes written and the file's size afterwards."""
+
+    sent: int
+    size: int
 
 
 @dataclass(frozen=True)
@@ -72,11 +82,15 @@ class Transport(abc.ABC):
         raise NotImplementedError("The 'mkdir' method must be implemented.")
 
     @abc.abstractmethod
-    def write(self, rpath: str, source: IO[bytes], offset: int, length: int) -> int:
+    def write(self, rpath: str, source: IO[bytes], offset: int, length: int, mtime: Optional[float] = None,
+              expect_size: Optional[int] = None) -> WriteResult:
         """Write ``length`` bytes read from ``source`` into ``rpath`` starting at ``offset``.
 
-        ``offset == 0`` creates or truncates the file; a positive offset keeps the first
-        ``offset`` bytes of the existing file. Returns the number of bytes written.
+        ``offset == 0`` creates or truncates the file; a positive offset writes into the
+        existing file. With ``expect_size``, nothing is written unless the file has exactly
+        that size (the result then reports ``sent == 0`` and the size found). ``mtime`` is
+        set on the file after the write. The result's ``size`` is read back from the server,
+        so callers can verify the transfer.
         """
         raise NotImplementedError("The 'write' method must be implemented.")
 
@@ -109,13 +123,14 @@ class Transport(abc.ABC):
             if length is None:
                 length = os.fstat(handle.fileno()).st_size - offset
             handle.seek(offset)
-            return self.send(rpath, handle, offset, length)
+            return self.send(rpath, handle, offset, length).sent
 
-    def send(self, rpath: str, source: IO[bytes], offset: int, length: int) -> int:
+    def send(self, rpath: str, source: IO[bytes], offset: int, length: int, mtime: Optional[float] = None,
+             expect_size: Optional[int] = None) -> WriteResult:
         """:meth:`write` that counts the bytes into :attr:`bytes_sent`."""
-        sent = self.write(rpath, source, offset, length)
-        self.bytes_sent += sent
-        return sent
+        result = self.write(rpath, source, offset, length, mtime=mtime, expect_size=expect_size)
+        self.bytes_sent += result.sent
+        return result
 
     def get(self, rpath: str, sink: IO[bytes], offset: int = 0) -> int:
         """Download ``rpath`` from ``offset`` into the open binary ``sink``."""
@@ -124,19 +139,23 @@ class Transport(abc.ABC):
         return got
 
     def makedirs(self, rpath: str) -> None:
-        """Create ``rpath`` and its missing parents (known directories are cached)."""
+        """Create ``rpath`` and its missing parents (known directories are cached).
+
+        The leaf is tried first, so a new run directory costs one request; parents are
+        only visited when that fails.
+        """
         rpath = posixpath.normpath(rpath)
-        missing: List[str] = []
-        current = rpath
-        while current not in ("/", "", ".") and current not in self._known_dirs:
-            missing.append(current)
-            parent = posixpath.dirname(current)
-            if parent == current:
-                break
-            current = parent
-        for path in reversed(missing):
-            self.mkdir(path)
-            self._known_dirs.add(path)
+        if rpath in self._known_dirs or rpath in ("/", "", "."):
+            return
+        try:
+            self.mkdir(rpath)
+        except TransportError:
+            parent = posixpath.dirname(rpath)
+            if parent == rpath:
+                raise
+            self.makedirs(parent)
+            self.mkdir(rpath)
+        self._known_dirs.add(rpath)
 
     def walk(self, rpath: str) -> Iterator[Tuple[str, RemoteEntry]]:
         """Yield ``(relative path, entry)`` for every file below ``rpath``."""

@@ -7,7 +7,7 @@ import time
 from typing import IO, Callable, List, Optional
 
 from RLA.errors import AuthError, TransportError
-from RLA.sync.base import CHUNK, RemoteEntry, RemoteStat, Transport
+from RLA.sync.base import CHUNK, RemoteEntry, RemoteStat, Transport, WriteResult
 from RLA.sync.secrets import scrub
 
 _FAILURES = (ftplib.Error, OSError, EOFError)
@@ -140,11 +140,19 @@ class FTPTransport(Transport):
         except _FAILURES as exc:
             raise self._fail("create directory", rpath, exc) from exc
 
-    def write(self, rpath: str, source: IO[bytes], offset: int, length: int) -> int:
+    def write(self, rpath: str, source: IO[bytes], offset: int, length: int, mtime: Optional[float] = None,
+              expect_size: Optional[int] = None) -> WriteResult:
+        if expect_size is not None:
+            found = self.stat(rpath)
+            if found is None or found.size != expect_size:
+                return WriteResult(0, found.size if found else -1)
         reader = _Limited(source, length)
         self._call("write", rpath, lambda: self._ftp.storbinary(f"STOR {rpath}", reader, blocksize=CHUNK,
                                                                  rest=offset or None))
-        return reader.done
+        if mtime is not None:
+            self.set_mtime(rpath, mtime)
+        after = self.stat(rpath)
+        return WriteResult(reader.done, after.size if after else -1)
 
     def read(self, rpath: str, sink: IO[bytes], offset: int) -> int:
         got = [0]

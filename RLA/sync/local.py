@@ -5,7 +5,7 @@ import os
 from typing import IO, List, Optional
 
 from RLA.errors import TransportError
-from RLA.sync.base import RemoteEntry, RemoteStat, Transport, copy_stream
+from RLA.sync.base import RemoteEntry, RemoteStat, Transport, WriteResult, copy_stream
 
 class LocalTransport(Transport):
     """Read and write a remote tree that is a local (or mounted) folder.
@@ -56,16 +56,24 @@ class LocalTransport(Transport):
         except OSError as exc:
             raise self._fail("create directory", rpath, exc) from exc
 
-    def write(self, rpath: str, source: IO[bytes], offset: int, length: int) -> int:
+    def write(self, rpath: str, source: IO[bytes], offset: int, length: int, mtime: Optional[float] = None,
+              expect_size: Optional[int] = None) -> WriteResult:
         try:
-            if offset == 0:
-                handle = open(rpath, "wb")
-            else:
-                handle = open(rpath, "r+b")
-                handle.truncate(offset)
+            with open(rpath, "wb" if offset == 0 and expect_size is None else "r+b") as handle:
+                found = os.fstat(handle.fileno()).st_size
+                if expect_size is not None and found != expect_size:
+                    return WriteResult(0, found)
                 handle.seek(offset)
-            with handle:
-                return copy_stream(source, handle.write, length)
+                sent = copy_stream(source, handle.write, length)
+                handle.flush()
+                size = os.fstat(handle.fileno()).st_size
+            if mtime is not None:
+                os.utime(rpath, (mtime, mtime))
+            return WriteResult(sent, size)
+        except FileNotFoundError:
+            if expect_size is not None:
+                return WriteResult(0, -1)
+            raise
         except OSError as exc:
             raise self._fail("write", rpath, exc) from exc
 

@@ -9,7 +9,7 @@ from typing import IO, Dict, List, Optional
 
 from RLA.errors import TransportError
 from RLA.layout import RunLayout
-from RLA.sync.base import CHUNK, Transport
+from RLA.sync.base import CHUNK, Transport, WriteResult
 from RLA.sync.manifest import FileRecord, Pending, RunManifest
 from RLA.sync.planner import Action, LocalFile, Step, is_append_only
 from RLA.sync.runfiles import key_path, part_name
@@ -49,11 +49,10 @@ def _hash_prefix(handle: IO[bytes], length: int) -> "hashlib._Hash":
     return digest
 
 
-def _verify(transport: Transport, rpath: str, size: int) -> None:
-    found = transport.stat(rpath)
-    if found is None or found.size != size:
+def _verify(rpath: str, result: WriteResult, size: int) -> None:
+    if result.size != size:
         raise TransportError(f"Remote file {rpath} has the wrong size after the transfer",
-                             expected=f"{size} bytes", found=f"{found.size if found else 'no'} bytes",
+                             expected=f"{size} bytes", found=f"{result.size} bytes",
                              fix="sync again; the transfer is resumed")
 
 
@@ -74,13 +73,13 @@ def push_run(transport: Transport, layout: RunLayout, remote: RunLayout, files: 
             result.deleted.append(step.key)
             continue
         local = files[step.key]
-        transport.makedirs(posixpath.dirname(rpath))
         record: Optional[FileRecord] = None
         if step.action is Action.APPEND:
             record = _append(transport, rpath, local, manifest.files[step.key], step.offset)
             if record is not None:
                 result.appended.append(step.key)
         if record is None:
+            transport.makedirs(posixpath.dirname(rpath))
             record = _upload(transport, rpath, local, step, manifest)
             if record is not None:
                 result.sent.append(step.key)
@@ -96,19 +95,20 @@ def push_run(transport: Transport, layout: RunLayout, remote: RunLayout, files: 
 def _append(transport: Transport, rpath: str, local: LocalFile, old: FileRecord,
             offset: int) -> Optional[FileRecord]:
     """Send the new tail; ``None`` if the prefix changed (the caller uploads in full)."""
-    there = transport.stat(rpath)
-    if there is None or there.size != offset:
-        return None  # remote differs from what we sent (e.g. an append killed midway)
     with open(local.lpath, "rb") as handle:
         digest = _hash_prefix(handle, offset)
         if digest.hexdigest() != old.sha256:
             return None  # not an append: the file was rewritten (e.g. a new CSV column)
         length = local.size - offset
-        sent = transport.send(rpath, _Hashing(handle, digest), offset, length)
-    if sent != length:
+        # expect_size: the remote must still hold exactly what we sent (not, say, a
+        # partial append of a killed sync); otherwise the caller uploads the whole file.
+        result = transport.send(rpath, _Hashing(handle, digest), offset, length,
+                                mtime=local.mtime_ns / 1e9, expect_size=offset)
+    if result.sent == 0 and result.size != offset:
         return None
-    _verify(transport, rpath, local.size)
-    transport.set_mtime(rpath, local.mtime_ns / 1e9)
+    if result.sent != length:
+        return None
+    _verify(rpath, result, local.size)
     return FileRecord(local.size, local.mtime_ns, digest.hexdigest())
 
 
@@ -131,10 +131,9 @@ def _upload(transport: Transport, rpath: str, local: LocalFile, step: Step,
             return None
         digest = _hash_prefix(handle, offset)
         length = local.size - offset
-        sent = transport.send(tmp, _Hashing(handle, digest), offset, length)
-    if sent != length:
+        result = transport.send(tmp, _Hashing(handle, digest), offset, length, mtime=local.mtime_ns / 1e9)
+    if result.sent != length:
         return None
-    _verify(transport, tmp, local.size)
-    transport.set_mtime(tmp, local.mtime_ns / 1e9)
+    _verify(tmp, result, local.size)
     transport.rename(tmp, rpath)
     return FileRecord(local.size, local.mtime_ns, digest.hexdigest())

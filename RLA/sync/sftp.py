@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import IO, Any, Callable, List, Optional
 
 from RLA.errors import AuthError, TransportError
-from RLA.sync.base import CHUNK, RemoteEntry, RemoteStat, Transport, copy_stream
+from RLA.sync.base import CHUNK, RemoteEntry, RemoteStat, Transport, WriteResult, copy_stream
 from RLA.sync.secrets import scrub
 
 DEFAULT_KNOWN_HOSTS = "~/.ssh/known_hosts"
@@ -157,13 +157,30 @@ class SFTPTransport(Transport):
         except Exception as exc:  # noqa: BLE001
             raise self._fail("create directory", rpath, exc) from exc
 
-    def write(self, rpath: str, source: IO[bytes], offset: int, length: int) -> int:
+    def write(self, rpath: str, source: IO[bytes], offset: int, length: int, mtime: Optional[float] = None,
+              expect_size: Optional[int] = None) -> WriteResult:
+        # Size checks and times go through the open handle (FSTAT/FSETSTAT): fewer and
+        # smaller requests than path-based STAT/SETSTAT (issue 5's byte budget).
         try:
-            with self._sftp.open(rpath, "wb" if offset == 0 else "r+b", bufsize=CHUNK) as handle:
+            mode = "wb" if offset == 0 and expect_size is None else "r+b"
+            with self._sftp.open(rpath, mode, bufsize=CHUNK) as handle:
+                if expect_size is not None:
+                    found = int(handle.stat().st_size or 0)
+                    if found != expect_size:
+                        return WriteResult(0, found)
                 handle.set_pipelined(True)
                 if offset:
                     handle.seek(offset)
-                return copy_stream(source, handle.write, length)
+                sent = copy_stream(source, handle.write, length)
+                handle.flush()
+                size = int(handle.stat().st_size or 0)
+                if mtime is not None:
+                    handle.utime((mtime, mtime))
+            return WriteResult(sent, size)
+        except FileNotFoundError:
+            if expect_size is not None:
+                return WriteResult(0, -1)
+            raise self._fail("write", rpath, FileNotFoundError(rpath)) from None
         except Exception as exc:  # noqa: BLE001
             raise self._fail("write", rpath, exc) from exc
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from RLA.sync import open_transport
+from RLA.sync import WriteResult, open_transport
 from RLA.sync.syncer import RunSyncer
 from sync_helpers import RUN_NAMES, Target, tree
 
@@ -25,9 +25,11 @@ def test_primitives_round_trip(target: Target) -> None:
         t.makedirs(_rooted(target, "a/b"))  # existing directories are fine
         path = _rooted(target, "a/b/f.bin")
         assert t.stat(path) is None
-        assert t.write(path, io.BytesIO(b"hello world"), 0, 5) == 5
+        assert t.write(path, io.BytesIO(b"hello world"), 0, 5) == WriteResult(5, 5)
         assert t.stat(path).size == 5
-        assert t.write(path, io.BytesIO(b" there"), 5, 6) == 6
+        assert t.write(path, io.BytesIO(b" there"), 5, 6, expect_size=4) == WriteResult(0, 5)  # refused
+        assert t.write(path, io.BytesIO(b" there"), 5, 6, mtime=1_600_000_000, expect_size=5) == WriteResult(6, 11)
+        assert abs(t.stat(path).mtime - 1_600_000_000) < 2
         sink = io.BytesIO()
         assert t.read(path, sink, 0) == 11 and sink.getvalue() == b"hello there"
         tail = io.BytesIO()
