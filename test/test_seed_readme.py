@@ -63,7 +63,7 @@ def test_seed_readme_snippets_run_unchanged(tmp_path, subprocess_env):
     # The snippet's relative paths: config three levels up, data root one level up.
     work = tmp_path / "proj" / "a" / "b"
     work.mkdir(parents=True)
-    (tmp_path / "rla_config.yaml").write_text(textwrap.dedent("""
+    (tmp_path / "proj" / "rla_config.yaml").write_text(textwrap.dedent("""
         LOG_USED: [stdout, log, csv, tensorboard]
         DL_FRAMEWORK: torch
         SEND_LOG_FILE: False
