@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -117,25 +118,36 @@ def write_shard(cap: Capture, staging: Path, session: str, source: ChunkSource,
     seg_rel = fmt.segment_dir(cap.rank)
     (cap.store / seg_rel).mkdir(parents=True, exist_ok=True)
     to_sync: List[Path] = []
-    for chunk, start, end, ver in cap.todo:
-        rel = f"{seg_rel}/c{chunk:07d}-{session}-{ver}-{token}.seg"
-        path = cap.store / rel
-        with source(chunk, start, end) as arrays:
-            nbytes, crc = fmt.write_views(path, [fmt.as_bytes_view(a) for a in arrays])
-        to_sync.append(path)
-        cap.written[chunk] = {"file": rel, "chunk": chunk, "start": start, "end": end,
-                              "bytes": nbytes, "crc32": crc, "ver": ver}
-    arrays_meta: Dict[str, Any] = {}
-    if cap.arrays:
-        adir = staging / fmt.shard_dir(cap.rank)
-        adir.mkdir(parents=True, exist_ok=True)
-        for name, arr in cap.arrays.items():
-            path = adir / f"{name}.bin"
-            nbytes, crc = fmt.write_views(path, [fmt.as_bytes_view(arr)], exclusive=False)
-            to_sync.append(path)
-            arrays_meta[name] = {"file": f"{fmt.shard_dir(cap.rank)}/{name}.bin",
-                                 "dtype": arr.dtype.str, "shape": list(arr.shape),
-                                 "bytes": nbytes, "crc32": crc}
+    # fsync each finished segment in a helper thread while the next one is written, so the
+    # disk streams instead of waiting for one flush at the end
+    syncer = ThreadPoolExecutor(max_workers=1) if durable else None
+    futures = []
+    try:
+        for chunk, start, end, ver in cap.todo:
+            rel = f"{seg_rel}/c{chunk:07d}-{session}-{ver}-{token}.seg"
+            path = cap.store / rel
+            with source(chunk, start, end) as arrays:
+                nbytes, crc = fmt.write_views(path, [fmt.as_bytes_view(a) for a in arrays])
+            if syncer is not None:
+                futures.append(syncer.submit(fmt.fsync_paths, [path]))
+            cap.written[chunk] = {"file": rel, "chunk": chunk, "start": start, "end": end,
+                                  "bytes": nbytes, "crc32": crc, "ver": ver}
+        arrays_meta: Dict[str, Any] = {}
+        if cap.arrays:
+            adir = staging / fmt.shard_dir(cap.rank)
+            adir.mkdir(parents=True, exist_ok=True)
+            for name, arr in cap.arrays.items():
+                path = adir / f"{name}.bin"
+                nbytes, crc = fmt.write_views(path, [fmt.as_bytes_view(arr)], exclusive=False)
+                to_sync.append(path)
+                arrays_meta[name] = {"file": f"{fmt.shard_dir(cap.rank)}/{name}.bin",
+                                     "dtype": arr.dtype.str, "shape": list(arr.shape),
+                                     "bytes": nbytes, "crc32": crc}
+        for future in futures:
+            future.result()  # re-raise an fsync error
+    finally:
+        if syncer is not None:
+            syncer.shutdown(wait=True)
     if durable:
         fmt.fsync_paths(to_sync)
         from RLA.fs import fsync_dir
