@@ -15,6 +15,11 @@ from RLA.sync.planner import Action, LocalFile, Step, is_append_only
 from RLA.sync.runfiles import key_path, part_name
 
 
+#: Files from this size on are recorded as in flight and resumed after an interruption;
+#: smaller ones are simply sent again.
+RESUMABLE_SIZE = 1024 * 1024
+
+
 @dataclass
 class RunPushResult:
     """What pushing one run did."""
@@ -58,38 +63,51 @@ def _verify(rpath: str, result: WriteResult, size: int) -> None:
 
 def push_run(transport: Transport, layout: RunLayout, remote: RunLayout, files: Dict[str, LocalFile],
              steps: List[Step], manifest: RunManifest) -> RunPushResult:
-    """Apply ``steps`` for one run; the manifest is saved after every completed file.
+    """Apply ``steps`` for one run and record each completed file in the manifest.
+
+    The manifest is saved when the run is done or fails, and right after every large file:
+    after a SIGKILL only small files may be sent once more (through a temporary name, so
+    harmlessly), while large ones are never sent twice.
 
     Raises:
         TransportError: a transfer failed (the manifest still describes what is complete).
     """
     result = RunPushResult()
-    for step in steps:
-        rpath = key_path(remote, step.key)
-        if step.action is Action.DELETE:
-            transport.remove(rpath)
-            manifest.files.pop(step.key, None)
-            manifest.save()
-            result.deleted.append(step.key)
-            continue
-        local = files[step.key]
-        record: Optional[FileRecord] = None
-        if step.action is Action.APPEND:
-            record = _append(transport, rpath, local, manifest.files[step.key], step.offset)
-            if record is not None:
-                result.appended.append(step.key)
-        if record is None:
-            transport.makedirs(posixpath.dirname(rpath))
-            record = _upload(transport, rpath, local, step, manifest)
-            if record is not None:
-                result.sent.append(step.key)
-        if record is None:
-            result.changed_while_sending.append(step.key)
-            continue
-        manifest.files[step.key] = record
-        manifest.pending = None
+    try:
+        for step in steps:
+            _push_step(transport, remote, files, step, manifest, result)
+    finally:
         manifest.save()
     return result
+
+
+def _push_step(transport: Transport, remote: RunLayout, files: Dict[str, LocalFile], step: Step,
+               manifest: RunManifest, result: RunPushResult) -> None:
+    rpath = key_path(remote, step.key)
+    if step.action is Action.DELETE:
+        transport.remove(rpath)
+        manifest.files.pop(step.key, None)
+        result.deleted.append(step.key)
+        return
+    local = files[step.key]
+    record: Optional[FileRecord] = None
+    if step.action is Action.APPEND:
+        record = _append(transport, rpath, local, manifest.files[step.key], step.offset)
+        if record is not None:
+            result.appended.append(step.key)
+    if record is None:
+        transport.makedirs(posixpath.dirname(rpath))
+        record = _upload(transport, rpath, local, step, manifest)
+        if record is not None:
+            result.sent.append(step.key)
+    if record is None:
+        result.changed_while_sending.append(step.key)
+        return
+    manifest.files[step.key] = record
+    if manifest.pending is not None and manifest.pending.key == step.key:
+        manifest.pending = None
+    if local.size >= RESUMABLE_SIZE:
+        manifest.save()
 
 
 def _append(transport: Transport, rpath: str, local: LocalFile, old: FileRecord,
@@ -121,8 +139,9 @@ def _upload(transport: Transport, rpath: str, local: LocalFile, step: Step,
         partial = transport.stat(tmp)
         if partial is not None and partial.size <= local.size:
             offset = partial.size
-    manifest.pending = Pending(step.key, local.size, local.mtime_ns)
-    manifest.save()
+    if local.size >= RESUMABLE_SIZE:  # worth resuming after a kill: remember it is in flight
+        manifest.pending = Pending(step.key, local.size, local.mtime_ns)
+        manifest.save()
     with open(local.lpath, "rb") as handle:
         now = os.fstat(handle.fileno())
         # A growing append-only file is sent up to its listed size (a consistent prefix);
