@@ -112,7 +112,8 @@ def select(args: argparse.Namespace, data_root: Path, archived: Optional[bool] =
                             archived=archived, include_broken=include_broken,
                             progress=lambda items, n: bar(items, n, "indexing"))
     for index, problem in selection.skipped:
-        print(f"warning: skipped run {index}: {problem}", file=sys.stderr)
+        what = "included anyway" if include_broken else "left out"
+        print(f"warning: run {index} could not be read ({problem}); {what}", file=sys.stderr)
     return selection
 
 

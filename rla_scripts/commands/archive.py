@@ -15,7 +15,7 @@ def run(args: argparse.Namespace) -> int:
         raise RLAError("No runs named", expected="RUN arguments or --task/--regex/--where filters",
                        found="no selector", fix="name the runs to archive (rla archive --task T --regex GLOB)")
     data_root = resolve_data_root(args.data_root)
-    rows = require_runs(select(args, data_root, archived=args.restore), args, data_root)
+    rows = require_runs(select(args, data_root, archived=args.restore, include_broken=True), args, data_root)
     plan = plan_archive(data_root, [row.layout for row in rows], copy=args.copy, restore=args.restore)
     return run_plan(plan, args, "restore" if args.restore else "archive")
 

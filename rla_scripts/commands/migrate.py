@@ -20,7 +20,7 @@ def run(args: argparse.Namespace) -> int:
     if target_root is not None and not target_root.is_dir():
         raise RLAError(f"The target data root {target_root} does not exist", expected="an existing folder",
                        found="no such folder", fix="create it first")
-    rows = require_runs(select(args, data_root), args, data_root)
+    rows = require_runs(select(args, data_root, include_broken=True), args, data_root)
     plan = plan_migrate(data_root, [row.layout for row in rows], to_task=args.to_task,
                         to_data_root=target_root, move=args.move)
     return run_plan(plan, args, "move" if args.move else "copy")

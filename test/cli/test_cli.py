@@ -259,3 +259,13 @@ def test_original_scripts_are_thin_wrappers(db, capsys):
     assert delete_expt.main(["--data_root", str(db), "--task_table_name", "demo", "--delete_type", "small_ts",
                              "--timestep_bound", "0", "--yes"]) == 0
     assert len(list(iter_run_dirs(db, "log"))) == 4
+
+
+@pytest.mark.timeout(60)
+def test_list_reports_a_corrupt_run_and_lists_the_rest(db, capsys):
+    run = find_runs(db, "demo/2026/11/01/10-00-01")[0]
+    (run.log_dir / "run.json").write_text("{broken")
+    assert main(["list", "--data-root", str(db)]) == 0
+    captured = capsys.readouterr()
+    assert "warning: run demo/2026/11/01/10-00-01-000000 could not be read (corrupt run.json" in captured.err
+    assert "4 runs (1 unreadable, skipped)" in captured.out
