@@ -15,11 +15,13 @@ import numpy as np
 
 from RLA.errors import ReplayBufferError
 from RLA.replay_buffer import episodes as ep_mod
+from RLA.replay_buffer import ted
 from RLA.replay_buffer.schema import FLAG_TRUNCATED, Schema
 from RLA.replay_buffer.snapshot import format as fmt
 from RLA.replay_buffer.snapshot.load import check_compatible
 from RLA.replay_buffer.snapshot.shard_io import (check_segments, read_arrays, read_meta,
-                                                 read_segment_into, ring_order)
+                                                 read_segment_into, ring_order,
+                                                 segment_fields)
 
 if TYPE_CHECKING:
     from RLA.replay_buffer.buffer import ReplayBuffer
@@ -127,27 +129,43 @@ def build_rank(store: Path, snap_dir: Path, shards: Dict[int, Dict[str, Any]], s
         dest_of.setdefault(ep["shard"], []).append(dst)
         src_of.setdefault(ep["shard"], []).append(np.asarray(ep["slots"], dtype=np.int64))
         pos += k
+    dedup = shards[min(shards)].get("dedup") or {} if shards else {}
+    exc: Dict[str, List[Any]] = {nxt: [[], []] for nxt in dedup}
     for m in sorted(src_of):
         src = np.concatenate(src_of[m])
         dst = np.concatenate(dest_of[m])
         srt = np.argsort(src, kind="stable")
         src, dst = src[srt], dst[srt]
-        if prioritized:
-            prio_src = read_arrays(snap_dir, shards[m]).get("priority")
-            if prio_src is not None:
-                prio[dst] = prio_src[src]
+        small = read_arrays(snap_dir, shards[m])
+        if prioritized and "priority" in small:
+            prio[dst] = small["priority"][src]
+        for nxt in dedup:  # map this shard's TED exceptions to their new slots
+            slots, values = small[f"ted-{nxt}-slots"], small[f"ted-{nxt}-values"]
+            pos = np.searchsorted(src, slots)
+            hit = (pos < src.size) & (src[np.minimum(pos, src.size - 1)] == slots)
+            exc[nxt][0].append(dst[pos[hit]])
+            exc[nxt][1].append(values[hit])
         for seg in shards[m]["segments"]:
             lo, hi = np.searchsorted(src, [seg["start"], seg["end"]])
             if lo == hi:
                 continue
             n_seg = seg["end"] - seg["start"]
-            tmp = {f.name: np.empty((n_seg, *f.shape), dtype=f.dtype) for f in schema.all_fields()}
-            read_segment_into(store, seg, schema, tmp, offset=0)
+            names = shards[m].get("segment_fields")
+            tmp = {f.name: np.empty((n_seg, *f.shape), dtype=f.dtype)
+                   for f in segment_fields(schema, names)}
+            read_segment_into(store, seg, schema, tmp, offset=0, names=names)
             rows = src[lo:hi] - seg["start"]
             for name, arr in tmp.items():
                 if name == "_env_id":
                     continue
                 storage_arrays[name][dst[lo:hi]] = arr[rows]
+    if dedup:
+        succ = ted.successors(storage_arrays["_episode_id"][:n], storage_arrays["_step"][:n])
+        ted.restore(storage_arrays, dedup, n, succ,
+                    {k: (np.concatenate(v[0]) if v[0] else np.zeros(0, np.int64),
+                         np.concatenate(v[1]) if v[1] else
+                         np.zeros((0, *schema.fields[k].shape), schema.fields[k].dtype))
+                     for k, v in exc.items()})
     for ep_start, ep in zip(np.cumsum([0] + [e["length"] for e in episodes])[:-1], episodes):
         if ep["truncate"]:
             last = int(ep_start + ep["length"] - 1)
@@ -256,8 +274,9 @@ def reshard_snapshot(src: Any, dst: Any, world_size: int, capacity: Optional[int
             out = load_resharded(buf, store, snap_dir, shards, r, world_size, policy)
             report = out["report"]
             with buf.lock:
-                c = capture(buf, dst, r, world_size, incremental=False)
-                with live_source(buf) as source:
+                c = capture(buf, dst, r, world_size, incremental=False,
+                            dedup=first.get("dedup"))
+                with live_source(buf, c.header["segment_fields"]) as source:
                     write_shard(c, staging, buf.session, source)
     provenance = {"operation": "reshard", "source": str(snap_dir),
                   "source_snapshot_id": manifest.get("snapshot_id"),

@@ -64,8 +64,9 @@ class SaveHandle:
 
 
 class _CowState:
-    def __init__(self, buf: "ReplayBuffer", todo: List[Any]) -> None:
+    def __init__(self, buf: "ReplayBuffer", todo: List[Any], names: List[str]) -> None:
         self.buf = buf
+        self.names = names
         self.ranges = {c: (s, e) for c, s, e, _ in todo}
         self.pending: Set[int] = set(self.ranges)
         self.copies: Dict[int, List[np.ndarray]] = {}
@@ -76,8 +77,8 @@ class _CowState:
         for c in chunks.tolist():
             if c in self.pending and c not in self.copies:
                 s, e = self.ranges[c]
-                self.copies[c] = [np.array(self.buf.storage.arrays[f.name][s:e], copy=True)
-                                  for f in self.buf.schema.all_fields()]
+                self.copies[c] = [np.array(self.buf.storage.arrays[name][s:e], copy=True)
+                                  for name in self.names]
                 self.copied_bytes += sum(a.nbytes for a in self.copies[c])
 
     @contextmanager
@@ -86,8 +87,7 @@ class _CowState:
             copy = self.copies.pop(chunk, None)
             self.pending.discard(chunk)
             if copy is None:  # unchanged since the call: write the live rows under the lock
-                yield [self.buf.storage.arrays[f.name][start:end]
-                       for f in self.buf.schema.all_fields()]
+                yield [self.buf.storage.arrays[name][start:end] for name in self.names]
                 return
         yield copy
 
@@ -97,7 +97,8 @@ def start_async_save(buf: "ReplayBuffer", path: Any, incremental: bool = True,
                      snapshot_id: Optional[str] = None, keep_last: Optional[int] = None,
                      durable: bool = True, overwrite: bool = False, group: Any = None,
                      barrier: Optional[str] = None, barrier_timeout: float = 600.0,
-                     provenance: Optional[Dict[str, Any]] = None) -> SaveHandle:
+                     provenance: Optional[Dict[str, Any]] = None,
+                     dedup: Optional[Dict[str, str]] = None) -> SaveHandle:
     """Capture now, write in a daemon thread; see :func:`save.save_buffer` for the options."""
     store, rank, world_size, comm, seq, snap_id = prepare(
         buf, path, rank, world_size, snapshot_id, group, barrier, barrier_timeout, overwrite,
@@ -105,8 +106,13 @@ def start_async_save(buf: "ReplayBuffer", path: Any, incremental: bool = True,
     staging = comm.staging(store, snap_id)
     handle = SaveHandle()
     with buf.lock:
-        cap = capture(buf, store, rank, world_size, incremental)
-        cow = _CowState(buf, cap.todo)
+        try:
+            cap = capture(buf, store, rank, world_size, incremental, dedup)
+        except BaseException:
+            import shutil
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        cow = _CowState(buf, cap.todo, cap.header["segment_fields"])
         buf.cow_hook = cow.guard
 
     def work() -> None:

@@ -9,6 +9,7 @@ import numpy as np
 
 from RLA.errors import ReplayBufferError
 from RLA.replay_buffer import episodes as ep_mod
+from RLA.replay_buffer import ted
 from RLA.replay_buffer.schema import Schema
 from RLA.replay_buffer.snapshot import format as fmt
 from RLA.replay_buffer.snapshot.shard_io import (check_segments, read_arrays,
@@ -48,6 +49,17 @@ def check_compatible(buf: "ReplayBuffer", shard: Dict[str, Any], where: Path,
     return schema
 
 
+def restore_dedup(storage_arrays: Dict[str, np.ndarray], shard: Dict[str, Any],
+                  arrays: Dict[str, np.ndarray], size: int) -> None:
+    """Rebuild TED-deduplicated fields from successors and the stored exceptions."""
+    dedup = shard.get("dedup") or {}
+    if not dedup:
+        return
+    succ = ted.successors(storage_arrays["_episode_id"][:size], storage_arrays["_step"][:size])
+    exc = {nxt: (arrays[f"ted-{nxt}-slots"], arrays[f"ted-{nxt}-values"]) for nxt in dedup}
+    ted.restore(storage_arrays, dedup, size, succ, exc)
+
+
 def exact_load(buf: "ReplayBuffer", store: Path, snap_dir: Path, shard: Dict[str, Any],
                rank: int, world_size: int) -> Dict[str, Any]:
     """Read one shard into new arrays, verify everything, then swap it in."""
@@ -60,10 +72,13 @@ def exact_load(buf: "ReplayBuffer", store: Path, snap_dir: Path, shard: Dict[str
     check_segments(shard, where)
     storage = buf.storage.new_like().allocate(schema, buf.capacity)
     try:
+        names = shard.get("segment_fields")
         for seg in shard["segments"]:
-            read_segment_into(store, seg, schema, storage.arrays, offset=seg["start"])
+            read_segment_into(store, seg, schema, storage.arrays, offset=seg["start"],
+                              names=names)
         arrays = read_arrays(snap_dir, shard)
         size = int(shard["size"])
+        restore_dedup(storage.arrays, shard, arrays, size)
         sampler = type(buf.sampler)(buf.capacity, **shard["sampler"]["params"])
         sampler.load_state(shard["sampler"]["state"], arrays, size)
         rng = np.random.default_rng()
@@ -89,8 +104,10 @@ def exact_load(buf: "ReplayBuffer", store: Path, snap_dir: Path, shard: Dict[str
             buf.return_torch = shard.get("return_torch")
         buf.persisted.clear()
         if int(shard["chunk_slots"]) == buf.chunk_slots:
+            layout = names or [f.name for f in schema.all_fields()]
             buf.persisted[store_key(store, rank)] = {
-                seg["start"] // buf.chunk_slots: dict(seg, ver=0) for seg in shard["segments"]}
+                seg["start"] // buf.chunk_slots: dict(seg, ver=0, layout=layout)
+                for seg in shard["segments"]}
     old.close()
     return {"snapshot": str(snap_dir), "mode": "exact", "rank": rank, "world_size": world_size,
             "size": size, "episode_report": shard.get("episode_report")}

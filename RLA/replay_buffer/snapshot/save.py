@@ -144,7 +144,8 @@ def save_buffer(buf: "ReplayBuffer", path: Any, incremental: bool = True,
                 snapshot_id: Optional[str] = None, keep_last: Optional[int] = None,
                 durable: bool = True, overwrite: bool = False, group: Any = None,
                 barrier: Optional[str] = None, barrier_timeout: float = 600.0,
-                provenance: Optional[Dict[str, Any]] = None) -> Path:
+                provenance: Optional[Dict[str, Any]] = None,
+                dedup: Optional[Dict[str, str]] = None) -> Path:
     """Synchronously write one snapshot of ``buf`` into the store ``path``.
 
     Args:
@@ -160,6 +161,8 @@ def save_buffer(buf: "ReplayBuffer", path: Any, incremental: bool = True,
         barrier: ``"torch"``, ``"file"`` or None (torch when initialised, else files).
         barrier_timeout: seconds to wait for the other ranks.
         provenance: recorded in the manifest (tools record their sources).
+        dedup: TED/flat pairs ``{"next.obs": "obs"}``: rows equal to the successor's field
+            (checked on the data) are not stored; all others are kept as exceptions.
 
     Returns:
         The published snapshot directory.
@@ -169,7 +172,11 @@ def save_buffer(buf: "ReplayBuffer", path: Any, incremental: bool = True,
         keep_last)
     staging = comm.staging(store, snap_id)
     with buf.lock:
-        cap = capture(buf, store, rank, world_size, incremental)
-        with live_source(buf) as source:
+        try:
+            cap = capture(buf, store, rank, world_size, incremental, dedup)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        with live_source(buf, cap.header["segment_fields"]) as source:
             return run_save(buf, cap, comm, staging, snap_id, seq, source, keep_last, durable,
                             overwrite, provenance)

@@ -8,14 +8,16 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, ContextManager, Dict, Iterator, List, Tuple
+from typing import (TYPE_CHECKING, Any, Callable, ContextManager, Dict, Iterator, List,
+                    Optional, Tuple)
 
 import numpy as np
 
 from RLA.errors import CorruptSnapshotError
 from RLA.fs import atomic_write_json
 from RLA.replay_buffer import episodes as ep_mod
-from RLA.replay_buffer.schema import Schema
+from RLA.replay_buffer import ted
+from RLA.replay_buffer.schema import FieldSpec, Schema
 from RLA.replay_buffer.snapshot import format as fmt
 from RLA.version import __version__
 
@@ -50,16 +52,31 @@ class Capture:
     written: Dict[int, Dict[str, Any]] = field(default_factory=dict)
 
 
+def segment_fields(schema: Schema, names: Optional[List[str]] = None) -> List[FieldSpec]:
+    """Fields stored in segments, in storage order (all but the TED-deduplicated ones)."""
+    fields = schema.all_fields()
+    return fields if names is None else [f for f in fields if f.name in set(names)]
+
+
 def capture(buf: "ReplayBuffer", store: Path, rank: int, world_size: int,
-            incremental: bool) -> Capture:
+            incremental: bool, dedup: Optional[Dict[str, str]] = None) -> Capture:
     """Snapshot the small state and plan which chunks to (re)write. Call under ``buf.lock``."""
     size, cap = len(buf), buf.capacity
     arrays: Dict[str, np.ndarray] = {}
     sampler_state: Dict[str, Any] = {}
     report = {c: {"episodes": 0, "steps": 0} for c in ep_mod.CLASSES}
+    dedup = ted.check_dedup(buf.schema, dedup) if buf.schema is not None else {}
+    layout = [f.name for f in buf.schema.all_fields() if f.name not in dedup] \
+        if buf.schema is not None else []
+    if dedup:
+        meta = buf.storage.arrays
+        succ = ted.successors(meta["_episode_id"][:size], meta["_step"][:size])
+        for name, (slots, values) in ted.exceptions(meta, dedup, size, succ).items():
+            arrays[f"ted-{name}-slots"] = slots
+            arrays[f"ted-{name}-values"] = values
     if buf.schema is not None:
         sampler_state, sampler_arrays = buf.sampler.state(size)
-        arrays = {name: np.array(arr, copy=True) for name, arr in sampler_arrays.items()}
+        arrays.update({name: np.array(arr, copy=True) for name, arr in sampler_arrays.items()})
         meta = buf.storage.arrays
         table = ep_mod.episode_table(meta["_episode_id"], meta["_step"], meta["_flags"],
                                      ring_order(size, buf.cursor, cap))
@@ -73,7 +90,7 @@ def capture(buf: "ReplayBuffer", store: Path, rank: int, world_size: int,
         "sampler": {"kind": buf.sampler_kind, "params": buf.sampler.params(),
                     "state": sampler_state},
         "rng": buf.rng.bit_generator.state, "seed": buf.seed, "episode_report": report,
-        "return_torch": buf.return_torch,
+        "return_torch": buf.return_torch, "dedup": dedup, "segment_fields": layout,
     }
     reuse: Dict[int, Dict[str, Any]] = {}
     todo: List[Tuple[int, int, int, int]] = []
@@ -84,6 +101,7 @@ def capture(buf: "ReplayBuffer", store: Path, rank: int, world_size: int,
         ver = int(buf.chunk_ver[chunk])
         rec = known.get(chunk)
         if rec is not None and rec["ver"] == ver and rec["end"] == end and \
+                rec.get("layout") == layout and \
                 _exists_with_size(store / rec["file"], rec["bytes"]):
             reuse[chunk] = rec
         else:
@@ -99,11 +117,11 @@ def _exists_with_size(path: Path, size: int) -> bool:
 
 
 @contextmanager
-def live_source(buf: "ReplayBuffer") -> Iterator[ChunkSource]:
+def live_source(buf: "ReplayBuffer", names: List[str]) -> Iterator[ChunkSource]:
     """Chunk views straight from the live arrays (synchronous saves hold the lock)."""
     @contextmanager
     def views(chunk: int, start: int, end: int) -> Iterator[List[np.ndarray]]:
-        yield [buf.storage.arrays[f.name][start:end] for f in buf.schema.all_fields()]
+        yield [buf.storage.arrays[name][start:end] for name in names]
     yield views
 
 
@@ -131,7 +149,8 @@ def write_shard(cap: Capture, staging: Path, session: str, source: ChunkSource,
             if syncer is not None:
                 futures.append(syncer.submit(fmt.fsync_paths, [path]))
             cap.written[chunk] = {"file": rel, "chunk": chunk, "start": start, "end": end,
-                                  "bytes": nbytes, "crc32": crc, "ver": ver}
+                                  "bytes": nbytes, "crc32": crc, "ver": ver,
+                                  "layout": cap.header["segment_fields"]}
         arrays_meta: Dict[str, Any] = {}
         if cap.arrays:
             adir = staging / fmt.shard_dir(cap.rank)
@@ -153,7 +172,8 @@ def write_shard(cap: Capture, staging: Path, session: str, source: ChunkSource,
         from RLA.fs import fsync_dir
         fsync_dir(cap.store / seg_rel)
     records = {**cap.reuse, **cap.written}
-    segments = [{k: v for k, v in records[c].items() if k != "ver"} for c in sorted(records)]
+    segments = [{k: v for k, v in records[c].items() if k not in ("ver", "layout")}
+                for c in sorted(records)]
     shard = dict(cap.header, segments=segments, arrays=arrays_meta, written_at=time.time())
     atomic_write_json(staging / fmt.shard_file(cap.rank), shard, durable=durable)
     return shard
@@ -177,12 +197,14 @@ def check_segments(shard: Dict[str, Any], where: Path) -> None:
 
 
 def read_segment_into(store: Path, seg: Dict[str, Any], schema: Schema,
-                      arrays: Dict[str, np.ndarray], offset: int = 0) -> None:
+                      arrays: Dict[str, np.ndarray], offset: int = 0,
+                      names: Optional[List[str]] = None) -> None:
     """Read one verified segment into ``arrays`` at slots ``[offset, offset + n)``."""
     n = seg["end"] - seg["start"]
+    fields = segment_fields(schema, names)
     views = [fmt.as_bytes_view(arrays[f.name][offset:offset + n]) if n else memoryview(b"")
-             for f in schema.all_fields()]
-    expected = n * schema.item_bytes
+             for f in fields]
+    expected = n * sum(f.item_bytes for f in fields)
     if expected != seg["bytes"]:
         raise CorruptSnapshotError(f"Segment {store / seg['file']} does not match the schema",
                                    expected=f"{expected} bytes for {n} items",
@@ -205,13 +227,14 @@ def read_arrays(snap_dir: Path, shard: Dict[str, Any]) -> Dict[str, np.ndarray]:
 def read_meta(store: Path, shard: Dict[str, Any], schema: Schema) -> Dict[str, np.ndarray]:
     """Read only the meta fields of every segment (seek reads; sizes are checked)."""
     size = shard["size"]
-    fields = schema.all_fields()
+    fields = segment_fields(schema, shard.get("segment_fields"))
+    item_bytes = sum(f.item_bytes for f in fields)
     meta_names = [f for f in fields if f.name.startswith("_")]
     out = {f.name: np.empty(size, dtype=f.dtype) for f in meta_names}
     for seg in shard["segments"]:
         n = seg["end"] - seg["start"]
         path = store / seg["file"]
-        if not _exists_with_size(path, seg["bytes"]) or seg["bytes"] != n * schema.item_bytes:
+        if not _exists_with_size(path, seg["bytes"]) or seg["bytes"] != n * item_bytes:
             raise CorruptSnapshotError(f"Segment {path} is missing or has the wrong size",
                                        expected=f"{seg['bytes']} bytes",
                                        found="a different file", fix="load an older snapshot")
