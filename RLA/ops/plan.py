@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, List, Optional, Tuple
 
 from RLA.errors import RLAError
 from RLA.fs import move_to_trash
-from RLA.layout import RunLayout
+from RLA.layout import TRASH, RunLayout
 
 MOVE, COPY, TRASH, PURGE = "move", "copy", "trash", "purge"
 ACTIONS = (MOVE, COPY, TRASH, PURGE)
@@ -24,13 +25,15 @@ Progress = Callable[[Iterable["RunPlan"], int], Iterable["RunPlan"]]
 
 
 def inside(path: os.PathLike, root: os.PathLike) -> bool:
-    """Whether ``path`` lies strictly inside ``root`` (symlinks in the leaf not followed)."""
+    """Whether ``path`` lies strictly inside ``root``, by name (``..`` normalised).
+
+    Symlinks are not resolved on purpose: a data-type folder that is a symlink to another
+    disk is still part of the database, and a run reached through ``root`` belongs to it.
+    """
     path_abs = os.path.abspath(os.fspath(path))
-    root_abs = os.path.realpath(os.fspath(root))
-    parent = os.path.realpath(os.path.dirname(path_abs))
-    full = os.path.join(parent, os.path.basename(path_abs))
+    root_abs = os.path.abspath(os.fspath(root))
     try:
-        return os.path.commonpath([full, root_abs]) == root_abs and full != root_abs
+        return os.path.commonpath([path_abs, root_abs]) == root_abs and path_abs != root_abs
     except ValueError:
         return False
 
@@ -107,7 +110,7 @@ class Plan:
         for plan in self.runs:
             for step in plan.steps:
                 if not inside(step.src, self.data_root):
-                    raise RLAError(f"Refusing to {self.action} {step.src}", expected=f"a path inside {self.data_root}",
+                    raise RLAError(f"Refusing to {self.verb or self.action} {step.src}", expected=f"a path inside {self.data_root}",
                                    found="a path outside the data root", fix="check --data-root")
                 root = self.target_root or self.data_root
                 if step.dst is not None and not inside(step.dst, root):
@@ -164,12 +167,17 @@ def _remove(path: Path) -> None:
 
 
 def _trash(path: Path, data_root: Path) -> None:
-    if path.is_symlink():  # move the link itself, never what it points to
-        stamp_target = Path(data_root) / ".trash" / "links" / path.relative_to(data_root)
-        stamp_target.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(path, stamp_target)
-        return
-    move_to_trash(path, data_root)
+    """Move ``path`` (never what a symlink points to) into ``<data_root>/.trash/``."""
+    if not path.is_symlink():
+        try:
+            move_to_trash(path, data_root)
+            return
+        except ValueError:
+            pass  # reached through a symlinked folder: resolve() leaves the root; move by name
+    rel = os.path.relpath(os.path.abspath(path), os.path.abspath(data_root))
+    target = Path(data_root) / TRASH / time.strftime("%Y%m%d-%H%M%S") / f"{os.getpid()}" / rel
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(os.fspath(path), os.fspath(target))
 
 
 def _apply_run(plan: RunPlan, data_root: Path) -> None:

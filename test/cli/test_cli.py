@@ -269,3 +269,28 @@ def test_list_reports_a_corrupt_run_and_lists_the_rest(db, capsys):
     captured = capsys.readouterr()
     assert "warning: run demo/2026/11/01/10-00-01-000000 could not be read (corrupt run.json" in captured.err
     assert "4 runs (1 unreadable, skipped)" in captured.out
+
+
+@pytest.mark.timeout(60)
+def test_delete_works_through_a_symlinked_data_type_folder(db, tmp_path):
+    elsewhere = tmp_path / "big_disk_checkpoints"
+    (db / "checkpoint").rename(elsewhere)
+    (db / "checkpoint").symlink_to(elsewhere)
+    assert main(["delete", "--data-root", str(db), "demo/2026/11/01/10-00-00", "--yes"]) == 0
+    assert not any(elsewhere.rglob("10-00-00-000000*"))
+    assert any((db / ".trash").rglob("10-00-00-000000*"))
+    assert len(list(elsewhere.rglob("10-00-0*"))) == 3  # the other runs' checkpoints are untouched
+
+
+@pytest.mark.timeout(60)
+def test_plan_refuses_paths_outside_the_data_root(db, tmp_path):
+    from RLA.errors import RLAError
+    from RLA.layout import RunLayout
+    from RLA.ops import plan_delete
+    outside = tmp_path / "elsewhere"
+    (outside / "log" / "t" / "2026" / "01" / "01" / "00-00-00-000000_x_&").mkdir(parents=True)
+    run = RunLayout(db / ".." / "elsewhere", "t", "2026/01/01", "00-00-00-000000_x_&")
+    plan = plan_delete(db, [run])
+    with pytest.raises(RLAError, match="Refusing to delete"):
+        plan.apply()
+    assert (outside / "log" / "t").exists()
