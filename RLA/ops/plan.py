@@ -17,7 +17,8 @@ from typing import Callable, Iterable, List, Optional, Tuple
 
 from RLA.errors import RLAError
 from RLA.fs import move_to_trash
-from RLA.layout import TRASH, RunLayout
+from RLA.layout import TRASH as TRASH_DIR
+from RLA.layout import RunLayout
 
 MOVE, COPY, TRASH, PURGE = "move", "copy", "trash", "purge"
 ACTIONS = (MOVE, COPY, TRASH, PURGE)
@@ -175,7 +176,7 @@ def _trash(path: Path, data_root: Path) -> None:
         except ValueError:
             pass  # reached through a symlinked folder: resolve() leaves the root; move by name
     rel = os.path.relpath(os.path.abspath(path), os.path.abspath(data_root))
-    target = Path(data_root) / TRASH / time.strftime("%Y%m%d-%H%M%S") / f"{os.getpid()}" / rel
+    target = Path(data_root) / TRASH_DIR / time.strftime("%Y%m%d-%H%M%S") / f"{os.getpid()}" / rel
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.move(os.fspath(path), os.fspath(target))
 

@@ -136,7 +136,6 @@ def plot_func(data_root: Union[str, os.PathLike], task_table_name: Optional[str]
         RLAError: bad options.
     """
     from RLA.query import load_curves, select_runs
-    from RLA.query.selection import check_task
 
     band_kind = _band_from_legacy(kwargs, band_kind or "stderr")
     kwargs.pop("shaded_range", None)

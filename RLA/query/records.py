@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from RLA.layout import ARCHIVE_TESTER, CODE, PROGRESS_CSV, RUN_INFO_FILE, RunLayout
+from RLA.layout import ARCHIVE_TESTER, PROGRESS_CSV, RUN_INFO_FILE, RunLayout
 from RLA.naming import index_time, parse_run_name
 
 #: Columns of ``progress.csv`` that are axes, not metrics.

@@ -12,14 +12,13 @@ import fnmatch
 import os
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from RLA.errors import QueryError, RunNotFoundError
 from RLA.layout import RunLayout
 from RLA.naming import DATE_RE
 from RLA.query.catalog import Catalog, ProgressFn
-from RLA.query.expr import METRIC_FUNCS, Query, RowView, parse_query
+from RLA.query.expr import Query, RowView, parse_query
 from RLA.query.records import RunRecord, start_time_of
 
 UNKNOWN_STATUS = "unknown"

@@ -278,7 +278,8 @@ def test_delete_works_through_a_symlinked_data_type_folder(db, tmp_path):
     (db / "checkpoint").symlink_to(elsewhere)
     assert main(["delete", "--data-root", str(db), "demo/2026/11/01/10-00-00", "--yes"]) == 0
     assert not any(elsewhere.rglob("10-00-00-000000*"))
-    assert any((db / ".trash").rglob("10-00-00-000000*"))
+    trashed = {p.relative_to(db / ".trash").parts[-6] for p in (db / ".trash").rglob("10-00-00-000000*")}
+    assert trashed == set(DATA_TYPES)
     assert len(list(elsewhere.rglob("10-00-0*"))) == 3  # the other runs' checkpoints are untouched
 
 

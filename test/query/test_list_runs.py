@@ -1,7 +1,6 @@
 """list_runs / select_runs: columns, filters, legacy and synced runs, broken runs, errors."""
 from __future__ import annotations
 
-import datetime as dt
 import json
 import warnings
 
