@@ -112,6 +112,14 @@ class Transport(abc.ABC):
     def set_mtime(self, rpath: str, mtime: float) -> None:
         """Set the modification time of ``rpath``; optional, the default does nothing."""
 
+    def fork(self) -> Optional["Transport"]:
+        """Another channel over the same connection, for parallel transfers; optional.
+
+        The default (``None``) means the transport has one channel and is used serially.
+        A fork counts its own bytes and is closed by the caller before the parent.
+        """
+        return None
+
     def _close(self) -> None:
         """Release the connection; called once by :meth:`close`."""
 

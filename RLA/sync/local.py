@@ -105,5 +105,9 @@ class LocalTransport(Transport):
         except OSError as exc:
             raise self._fail("set the time of", rpath, exc) from exc
 
+    def fork(self) -> "LocalTransport":
+        """Local files need no connection: a fork is just another instance."""
+        return LocalTransport()
+
     def __repr__(self) -> str:
         return "LocalTransport()"

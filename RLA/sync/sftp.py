@@ -220,12 +220,27 @@ class SFTPTransport(Transport):
         except Exception as exc:  # noqa: BLE001
             raise self._fail("set the time of", rpath, exc) from exc
 
+    def fork(self) -> Optional["SFTPTransport"]:
+        """A second SFTP session (SSH channel) on the same connection."""
+        twin = object.__new__(SFTPTransport)
+        Transport.__init__(twin)
+        twin.host, twin.port, twin.username = self.host, self.port, self.username
+        twin._secret, twin._where, twin._client, twin._owns_client = self._secret, self._where, self._client, False
+        try:
+            twin._sftp = self._client.open_sftp()
+            twin._sftp.get_channel().settimeout(self._sftp.get_channel().gettimeout())
+        except Exception as exc:  # noqa: BLE001
+            raise self._fail("open another channel to", self._where, exc) from exc
+        twin._known_dirs = self._known_dirs  # directories are shared knowledge (set ops are atomic)
+        return twin
+
     def _close(self) -> None:
         try:
             self._sftp.close()
         except Exception:  # noqa: BLE001 - the connection may already be gone
             pass
-        self._client.close()
+        if getattr(self, "_owns_client", True):
+            self._client.close()
 
     def __repr__(self) -> str:
         return f"SFTPTransport({self._where!r})"

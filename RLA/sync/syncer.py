@@ -1,7 +1,10 @@
 """``RunSyncer``: push and pull whole runs over one connection, with retries and backoff."""
 from __future__ import annotations
 
+import concurrent.futures
 import datetime as _dt
+import queue
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +21,8 @@ from RLA.sync.push import push_run
 from RLA.sync.runfiles import key_path, local_files, part_name, remote_files
 
 T = TypeVar("T")
+#: SFTP sessions opened on the one SSH connection of a push (round trips overlap).
+DEFAULT_CHANNELS = 4
 Progress = Callable[[Sequence[T], int], Iterable[T]]
 
 
@@ -68,6 +73,7 @@ class RunSyncer:
         warn: receives non-fatal warnings.
         connect: opens a transport (default: :func:`RLA.sync.open_transport`); tests inject.
         sleep: waits between retries (tests inject).
+        channels: parallel channels over the one connection (transports that support it).
 
     Raises:
         ConfigError: ``remote_data_root`` is not set.
@@ -76,7 +82,7 @@ class RunSyncer:
     def __init__(self, settings: RemoteSettings, data_root: Any, *, project_root: Optional[Path] = None,
                  data_types: Optional[Sequence[str]] = None, warn: Optional[Callable[[str], None]] = None,
                  connect: Optional[Callable[[], Transport]] = None,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 sleep: Callable[[float], None] = time.sleep, channels: int = DEFAULT_CHANNELS) -> None:
         if not settings.remote_data_root:
             raise ConfigError("REMOTE_SETTING.remote_data_root is not set",
                               expected="the data_root of the database on the main node",
@@ -86,6 +92,7 @@ class RunSyncer:
         self.remote_root = settings.remote_data_root.rstrip("/") or "/"
         self.data_types = list(data_types or settings.sync_types or DEFAULT_SYNC_TYPES)
         self.warn = warn
+        self.channels = max(1, channels)
         self._sleep = sleep
         if connect is None:
             from RLA.sync import open_transport
@@ -127,15 +134,59 @@ class RunSyncer:
 
             def work(transport: Transport) -> None:
                 pending = [run for run in todo if run.relative not in done]
-                for run in (progress(pending, len(pending)) if progress else pending):
-                    self._push_one(transport, run, report)
-                    done.add(run.relative)
+                self._parallel(transport, pending, report, done, progress)
 
             self._with_retries(work, report, "bytes_sent")
         report.seconds = time.perf_counter() - started
         return report
 
-    def _push_one(self, transport: Transport, run: RunLayout, report: SyncReport) -> None:
+    def _parallel(self, transport: Transport, runs: List[RunLayout], report: SyncReport, done: Set[str],
+                  progress: Optional[Progress]) -> None:
+        """Push ``runs`` over up to :attr:`channels` channels of the one connection.
+
+        Transfers are bound by round trips, not bandwidth, so several SFTP sessions on the
+        same SSH connection overlap their waits (each run stays on one channel).
+        """
+        lanes: List[Transport] = [transport]
+        try:
+            while len(lanes) < min(self.channels, len(runs)):
+                twin = transport.fork()
+                if twin is None:
+                    break
+                lanes.append(twin)
+            free: "queue.Queue[Transport]" = queue.Queue()
+            for lane in lanes:
+                free.put(lane)
+            lock = threading.Lock()
+
+            def one(run: RunLayout) -> None:
+                lane = free.get()
+                try:
+                    self._push_one(lane, run, report, lock)
+                    with lock:
+                        done.add(run.relative)
+                finally:
+                    free.put(lane)
+
+            if len(lanes) == 1:
+                for run in (progress(runs, len(runs)) if progress else runs):
+                    one(run)
+                return
+            with concurrent.futures.ThreadPoolExecutor(len(lanes), thread_name_prefix="rla-sync") as pool:
+                futures = [pool.submit(one, run) for run in runs]
+                finished = concurrent.futures.as_completed(futures)
+                for future in (progress(finished, len(futures)) if progress else finished):
+                    if future.exception() is not None:
+                        for other in futures:
+                            other.cancel()
+                        raise future.exception()  # type: ignore[misc]
+        finally:
+            for twin in lanes[1:]:
+                transport.bytes_sent += twin.bytes_sent
+                twin.close()
+
+    def _push_one(self, transport: Transport, run: RunLayout, report: SyncReport,
+                  lock: threading.Lock) -> None:
         manifest = RunManifest.load(manifest_path(self.data_root, self.target, run))
         files = local_files(run, self.data_types)
         remote = run.moved(data_root=Path(self.remote_root))
@@ -145,9 +196,10 @@ class RunSyncer:
             manifest.save()
         steps = plan_push(files, manifest.files, manifest.pending)
         result = push_run(transport, run, remote, files, steps, manifest)
-        report.files_sent += len(result.sent)
-        report.files_appended += len(result.appended)
-        report.files_deleted += len(result.deleted)
+        with lock:
+            report.files_sent += len(result.sent)
+            report.files_appended += len(result.appended)
+            report.files_deleted += len(result.deleted)
 
     # ---------------------------------------------------------------------- pull
     def pull(self, task: Optional[str] = None, selectors: Sequence[str] = (), since: Any = None,
