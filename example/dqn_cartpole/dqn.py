@@ -21,13 +21,19 @@ class DQNConfig:
     hidden: int = 128
     batch_size: int = 64
     target_update: int = 500
+    tau: float = 1.0
     eps_start: float = 1.0
     eps_end: float = 0.02
     eps_decay_steps: int = 10_000
 
 
 class DQNAgent:
-    """Epsilon-greedy double DQN over a Q-network and a periodically copied target."""
+    """Epsilon-greedy double DQN over a Q-network and a target network.
+
+    Every ``target_update`` updates the target moves toward the Q-network by ``tau``
+    (``tau=1`` copies it: classic DQN; a small ``tau`` with ``target_update=1`` is a
+    Polyak average, which damps the oscillations plain DQN shows on CartPole).
+    """
 
     def __init__(self, obs_dim: int, n_actions: int, cfg: DQNConfig) -> None:
         self.cfg = cfg
@@ -66,16 +72,30 @@ class DQNAgent:
         self.optim.step()
         self.updates += 1
         if self.updates % self.cfg.target_update == 0:
-            self.target.load_state_dict(self.q.state_dict())
+            self.sync_target()
         return float(loss.item())
 
+    @torch.no_grad()
+    def sync_target(self) -> None:
+        if self.cfg.tau >= 1.0:
+            self.target.load_state_dict(self.q.state_dict())
+            return
+        for target, source in zip(self.target.parameters(), self.q.parameters()):
+            target.lerp_(source, self.cfg.tau)
+
+    def set_lr(self, lr: float) -> None:
+        for group in self.optim.param_groups:
+            group["lr"] = lr
+
     def state_dict(self) -> Dict[str, Dict]:
-        return {"q": self.q.state_dict(), "target": self.target.state_dict(), "optim": self.optim.state_dict()}
+        return {"q": self.q.state_dict(), "target": self.target.state_dict(), "optim": self.optim.state_dict(),
+                "updates": torch.tensor(self.updates)}
 
     def load_state_dict(self, state: Dict[str, Dict]) -> None:
         self.q.load_state_dict(state["q"])
         self.target.load_state_dict(state["target"])
         self.optim.load_state_dict(state["optim"])
+        self.updates = int(state.get("updates", 0))
 
 
 def evaluate(agent: DQNAgent, env_id: str, episodes: int, seed: int) -> float:
