@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, Optional
 
@@ -17,6 +18,8 @@ from RLA.replay_buffer.snapshot.shard_io import (check_segments, read_arrays,
 
 if TYPE_CHECKING:
     from RLA.replay_buffer.buffer import ReplayBuffer
+
+READERS = 2
 
 
 def check_compatible(buf: "ReplayBuffer", shard: Dict[str, Any], where: Path,
@@ -73,9 +76,11 @@ def exact_load(buf: "ReplayBuffer", store: Path, snap_dir: Path, shard: Dict[str
     storage = buf.storage.new_like().allocate(schema, buf.capacity)
     try:
         names = shard.get("segment_fields")
-        for seg in shard["segments"]:
-            read_segment_into(store, seg, schema, storage.arrays, offset=seg["start"],
-                              names=names)
+        # two readers: one thread's page faults on the fresh arrays overlap the other's I/O
+        with ThreadPoolExecutor(max_workers=READERS) as pool:
+            for future in [pool.submit(read_segment_into, store, seg, schema, storage.arrays,
+                                       seg["start"], names) for seg in shard["segments"]]:
+                future.result()
         arrays = read_arrays(snap_dir, shard)
         size = int(shard["size"])
         restore_dedup(storage.arrays, shard, arrays, size)
