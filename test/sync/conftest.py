@@ -3,11 +3,9 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Dict, Iterator, Optional
 
@@ -16,6 +14,7 @@ import pytest
 from RLA.layout import RunLayout
 from sync_helpers import (FTP_PASSWORD, FTP_USER, RUN_NAMES, SSHD, TASK, FTPServerInfo, SSHServer, Target,
                           free_port, ftp_settings, settings, sftp_settings, wait_port)
+
 
 def _keygen(path: Path) -> None:
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "rla-test", "-f", str(path)],

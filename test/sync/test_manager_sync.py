@@ -150,3 +150,21 @@ def test_no_password_anywhere_in_either_database(sshd, tmp_path, monkeypatch) ->
     assert scanned > 5
     warn_txt = (tmp_path / "other" / "data").rglob("warn.txt")
     assert any("sync_log_file failed" in p.read_text() for p in warn_txt)
+
+
+def test_main_node_lists_pushed_runs_like_local_ones(sshd, tmp_path) -> None:
+    """The query tool on the main node's root finds the pushed run with its parameters and metrics."""
+    from RLA.query import list_runs
+
+    remote = tmp_path / "remote_db"
+    mgr = _manager(tmp_path, _sftp(sshd, remote))
+    try:
+        _train(4)
+        mgr.sync_log_file()
+        index = mgr.layout.index
+    finally:
+        mgr.finish()
+    frame = list_runs(remote)
+    row = frame[frame["index"] == index]
+    assert len(row) == 1
+    assert row["seed"].iloc[0] == 3 and row["last(reward)"].iloc[0] == 3.0
