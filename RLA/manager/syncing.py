@@ -42,7 +42,8 @@ class SyncMixin:
         Skipped on the main node (``is_master_node``) and when ``SEND_LOG_FILE`` is false,
         as the original did. Only new and changed files travel; append-only logs send their
         new bytes. With ``REMOTE_SETTING.background: true`` this returns at once and a thread
-        pushes; its failures are written to warn.txt and raised by ``finish()``.
+        pushes; its failures are written to warn.txt and raised by ``finish()``. Called after
+        ``finish()``, it pushes synchronously (this sends the final status in run.json).
 
         Args:
             skip_error: turn a failure into a warning in warn.txt instead of raising.
@@ -60,8 +61,10 @@ class SyncMixin:
             logger.info("skip the sync process (main node or SEND_LOG_FILE: false).")
             return None
         layout = self._require_run("sync_log_file()")  # type: ignore[attr-defined]
+        # After finish() no thread may be left behind: the last push is synchronous.
+        running = getattr(self, "_active", lambda: True)()
         try:
-            if self.config.remote.background:  # type: ignore[attr-defined]
+            if self.config.remote.background and running:  # type: ignore[attr-defined]
                 self._sync_skip_error = skip_error
                 if self._sync_background is None:
                     from RLA.sync.background import BackgroundSyncer

@@ -168,3 +168,16 @@ def test_main_node_lists_pushed_runs_like_local_ones(sshd, tmp_path) -> None:
     row = frame[frame["index"] == index]
     assert len(row) == 1
     assert row["seed"].iloc[0] == 3 and row["last(reward)"].iloc[0] == 3.0
+
+
+def test_sync_after_finish_sends_the_final_status(sshd, tmp_path) -> None:
+    """One more sync_log_file() after finish() pushes run.json with status finished (no thread left)."""
+    remote = tmp_path / "remote_db"
+    mgr = _manager(tmp_path, _sftp(sshd, remote, background=True))
+    _train(2)
+    mgr.sync_log_file()
+    mgr.finish()
+    report = mgr.sync_log_file()
+    assert report is not None and report.runs == 1
+    pushed = json.loads((mgr.layout.moved(data_root=remote).log_dir / "run.json").read_text())
+    assert pushed["status"] == "finished"
