@@ -165,3 +165,13 @@ def test_several_processes_refresh_the_same_index(db, tmp_path):
     outputs = [p.communicate(timeout=100)[0].strip() for p in procs]
     assert outputs == ["11", "11", "11"]
     assert (list_runs(db)["last(return)"] == 7.0).sum() == 4
+
+
+@pytest.mark.timeout(60)
+def test_an_index_path_that_cannot_be_opened_falls_back_to_memory(db, tmp_path):
+    blocked = tmp_path / "not_a_file"
+    blocked.mkdir()  # SQLite cannot open a directory, and it is not ours to delete
+    with Catalog(db, path=blocked) as catalog:
+        assert len(catalog.records()) == 11
+        assert catalog.in_memory
+    assert blocked.is_dir()
