@@ -129,3 +129,32 @@ def test_sigkill_mid_file_is_finished_by_the_next_sync(sshd, make_run, tmp_path,
     report = RunSyncer(settings(**raw), tmp_path / "data").push([run])
     assert tree(remote) == tree(tmp_path / "data")
     assert report.bytes_sent <= BIG - partial + 200_000  # the rest of big.bin plus the small files
+
+
+def test_sigkill_mid_append_is_repaired_by_the_next_sync(sshd, make_run, tmp_path, subprocess_env) -> None:
+    """Killed while appending to a log in place: the next sync notices the odd size and re-sends it whole."""
+    run = make_run()
+    remote = tmp_path / "remote_db"
+    raw = dict(file_transfer_protocol="sftp", ftp_server="127.0.0.1", port=sshd.port, username="root",
+               key_filename=str(sshd.client_key), known_hosts=str(sshd.known_hosts), allow_agent=False,
+               remote_data_root=str(remote), retries=0, timeout=10.0)
+    RunSyncer(settings(**raw), tmp_path / "data").push([run])
+    log = run.log_dir / "log.txt"
+    before = log.stat().st_size
+    with open(log, "ab") as handle:
+        handle.write(b"x" * (BIG - 1) + b"\n")
+    spec = {"settings": raw, "root": str(tmp_path / "data"), "run": [run.task, run.date, run.name]}
+    child = subprocess.Popen([sys.executable, "-c", _CHILD, json.dumps(spec)], env=subprocess_env)
+    pushed_log = run.moved(data_root=remote).log_dir / "log.txt"
+    try:
+        deadline = time.monotonic() + 30
+        while pushed_log.stat().st_size <= before and time.monotonic() < deadline:
+            time.sleep(0.002)
+        child.send_signal(signal.SIGKILL)
+    finally:
+        child.wait(timeout=30)
+    assert before < pushed_log.stat().st_size < log.stat().st_size  # killed mid-append
+    assert pushed_log.read_bytes() == log.read_bytes()[:pushed_log.stat().st_size]  # still a prefix
+    report = RunSyncer(settings(**raw), tmp_path / "data").push([run])
+    assert report.files_sent == 1 and report.files_appended == 0
+    assert tree(remote) == tree(tmp_path / "data")
