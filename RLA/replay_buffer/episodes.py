@@ -112,21 +112,23 @@ def episode_table(ep: np.ndarray, step: np.ndarray, flags: np.ndarray,
     stored step), ``length``, ``min_step``, ``has_last`` and ``slots`` offsets into
     ``slots_sorted`` (slots of each episode in step order).
     """
-    ep_o, st_o = ep[order], step[order]
-    srt = np.lexsort((st_o, ep_o))
+    ep_o = ep[order]
+    # Items of one episode are written in step order, so ring order is step order inside an
+    # episode: a stable sort by episode id alone groups them (much cheaper than lexsort).
+    srt = np.argsort(ep_o, kind="stable")
     ep_s = ep_o[srt]
     if ep_s.size == 0:
         z = np.zeros(0, dtype=np.int64)
         return {"id": z, "first_pos": z, "length": z, "min_step": z, "has_last": z.astype(bool),
                 "start": z, "slots_sorted": z}
-    boundaries = np.flatnonzero(np.diff(ep_s)) + 1
+    boundaries = np.flatnonzero(ep_s[1:] != ep_s[:-1]) + 1
     start = np.concatenate(([0], boundaries))
     length = np.diff(np.append(start, ep_s.size))
     slots_sorted = order[srt]
     last_slot = slots_sorted[start + length - 1]
-    first_pos = np.minimum.reduceat(srt, start)
+    first_pos = srt[start]
     return {"id": ep_s[start], "first_pos": first_pos.astype(np.int64), "length": length,
-            "min_step": st_o[srt][start], "has_last": (flags[last_slot] & FLAG_LAST) > 0,
+            "min_step": step[slots_sorted[start]], "has_last": (flags[last_slot] & FLAG_LAST) > 0,
             "start": start, "slots_sorted": slots_sorted}
 
 

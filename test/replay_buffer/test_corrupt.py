@@ -194,3 +194,24 @@ def test_wrong_batch_is_rejected_and_buffer_unchanged():
                     "act": np.zeros(1, int), "done": np.zeros(1, bool), "tag": np.array(["a"])}
         buf.add(fill_bad, env_ids=[5])
     assert buf.write_count == before
+
+
+@pytest.mark.timeout(30)
+def test_full_disk_is_refused_before_writing_and_old_snapshot_stays(tmp_path, monkeypatch):
+    """R-CS-5: the free-space check fails the save early; nothing is published or left."""
+    import collections
+    from RLA.replay_buffer.snapshot import shard_io
+    buf = make()
+    fill(buf, 10)
+    buf.dumps(tmp_path / "s")
+    fill(buf, 10, seed=4)
+    usage = collections.namedtuple("usage", "total used free")
+    monkeypatch.setattr(shard_io.shutil, "disk_usage", lambda p: usage(10, 10, 0))
+    with pytest.raises(ReplayBufferError, match="Not enough free disk space"):
+        buf.dumps(tmp_path / "s")
+    assert [p.name for p in (tmp_path / "s").iterdir() if not p.name.startswith("seg")] == \
+        ["snap-00000001"]
+    monkeypatch.undo()
+    other = make()
+    other.loads(tmp_path / "s")
+    assert len(other) == 20

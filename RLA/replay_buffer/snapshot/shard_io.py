@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -13,7 +14,7 @@ from typing import (TYPE_CHECKING, Any, Callable, ContextManager, Dict, Iterator
 
 import numpy as np
 
-from RLA.errors import CorruptSnapshotError
+from RLA.errors import CorruptSnapshotError, ReplayBufferError
 from RLA.fs import atomic_write_json
 from RLA.replay_buffer import episodes as ep_mod
 from RLA.replay_buffer import ted
@@ -125,6 +126,21 @@ def live_source(buf: "ReplayBuffer", names: List[str]) -> Iterator[ChunkSource]:
     yield views
 
 
+def check_free_space(cap: Capture) -> None:
+    """Refuse to start a save that cannot fit (estimated bytes x 1.1), before writing."""
+    names = set(cap.header.get("segment_fields") or [])
+    schema = Schema.from_json(cap.header["schema"]) if cap.header.get("schema") else None
+    item = sum(f.item_bytes for f in schema.all_fields() if f.name in names) if schema else 0
+    need = sum((end - start) * item for _, start, end, _ in cap.todo)
+    need += sum(arr.nbytes for arr in cap.arrays.values()) + (1 << 20)
+    free = shutil.disk_usage(cap.store).free
+    if free < need * 1.1:
+        raise ReplayBufferError(f"Not enough free disk space for a snapshot in {cap.store}",
+                                expected=f"at least {need * 1.1 / 1e6:.1f} MB free",
+                                found=f"{free / 1e6:.1f} MB free",
+                                fix="free some space, use keep_last, or save elsewhere")
+
+
 def write_shard(cap: Capture, staging: Path, session: str, source: ChunkSource,
                 durable: bool = True) -> Dict[str, Any]:
     """Write the new segments, the shard arrays and the shard manifest into ``staging``.
@@ -135,6 +151,7 @@ def write_shard(cap: Capture, staging: Path, session: str, source: ChunkSource,
     token = uuid.uuid4().hex[:6]
     seg_rel = fmt.segment_dir(cap.rank)
     (cap.store / seg_rel).mkdir(parents=True, exist_ok=True)
+    check_free_space(cap)
     to_sync: List[Path] = []
     # fsync each finished segment in a helper thread while the next one is written, so the
     # disk streams instead of waiting for one flush at the end
