@@ -203,9 +203,16 @@ def find_runs(data_root: os.PathLike, selector: str, task: Optional[str] = None,
     types = [data_type] + [t for t in DATA_TYPES if t != data_type]
     for kind in types:
         for run in iter_run_dirs(data_root, kind, task=task, archived=archived):
-            rel = f"{run.date}/{run.name}"
-            hit = fnmatch.fnmatchcase(rel, selector) or fnmatch.fnmatchcase(rel, selector + "*") \
-                if has_glob else rel.startswith(selector)
+            # Match "<YYYY>/<MM>/<DD>/<name>" and, for selectors naming the task, the whole
+            # "<task>/<YYYY>/<MM>/<DD>/<name>" (e.g. a prefix like "demo_task/2026/11").
+            hit = False
+            for rel in (f"{run.date}/{run.name}", run.relative):
+                if has_glob:
+                    hit = fnmatch.fnmatchcase(rel, selector) or fnmatch.fnmatchcase(rel, selector + "*")
+                else:
+                    hit = rel.startswith(selector)
+                if hit:
+                    break
             if hit:
                 found.setdefault(run.relative, run)
         if found:

@@ -28,7 +28,7 @@ def main() -> None:
     args = parser.parse_args()
 
     # 1. Configure the run once: hyper-parameters, the ones that name the run, the database.
-    exp_manager.set_hyper_param(**vars(args))
+    exp_manager.set_hyper_param(**{k: v for k, v in vars(args).items() if k != "data_root"})
     exp_manager.add_record_param(["env_id", "lr", "seed"])
     exp_manager.configure("demo_task", rla_config=os.path.join(HERE, "rla_config.yaml"),
                           data_root=args.data_root, run_file=__file__)

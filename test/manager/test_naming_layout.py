@@ -89,3 +89,10 @@ def test_find_run_reports_missing_and_ambiguous(tmp_path):
 def test_run_with_only_a_checkpoint_is_found(tmp_path):
     make_dirs(tmp_path, "checkpoint", "demo", "10-00-00-000001_1.2.3.4_&lr=0.1")
     assert find_run(tmp_path, "demo/2026/11/22/10-00-00-000001").task == "demo"
+
+
+def test_find_run_accepts_a_prefix_that_names_the_task(tmp_path):
+    make_dirs(tmp_path, "log", "demo", "10-00-00-000001_1.2.3.4_&lr=0.1")
+    make_dirs(tmp_path, "log", "other", "10-00-00-000002_1.2.3.4_&lr=0.2")
+    assert find_run(tmp_path, "demo/2026").task == "demo"
+    assert find_run(tmp_path, "other/2026/11/22/10*").task == "other"
