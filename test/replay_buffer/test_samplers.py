@@ -109,3 +109,12 @@ def test_sequence_samples_stay_inside_one_episode():
 def test_sampling_an_empty_buffer_is_a_clear_error():
     with pytest.raises(ReplayBufferError, match="empty replay buffer"):
         make().sample(4)
+
+
+@pytest.mark.timeout(30)
+def test_unknown_sampler_and_bad_options_are_clear_errors():
+    from RLA.errors import RLAError
+    with pytest.raises(RLAError, match="did you mean 'prioritized'"):
+        ReplayBuffer(4, sampler="prioritised")
+    with pytest.raises(ReplayBufferError, match="Bad options for the 'prioritized' sampler"):
+        ReplayBuffer(4, sampler="prioritized", sampler_options={"alhpa": 1.0})

@@ -70,7 +70,14 @@ class Sampler:
 
 def make_sampler(kind: str, capacity: int, **params: Any) -> Sampler:
     """Instantiate the sampler registered as ``kind``."""
-    return SAMPLERS.get(kind)(capacity, **params)
+    cls = SAMPLERS.get(kind)
+    try:
+        return cls(capacity, **params)
+    except TypeError as exc:
+        raise ReplayBufferError(f"Bad options for the {kind!r} sampler",
+                                expected="the options its constructor accepts",
+                                found=", ".join(sorted(params)) or "none",
+                                fix=f"check the options ({exc})") from exc
 
 
 def empty_error(batch_size: int, size: int) -> ReplayBufferError:
