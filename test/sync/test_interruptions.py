@@ -124,7 +124,10 @@ def test_sigkill_mid_file_is_finished_by_the_next_sync(sshd, make_run, tmp_path,
     assert child.returncode == -signal.SIGKILL
     final = run.moved(data_root=remote).results_dir / "big.bin"
     assert not final.exists()  # never a torn file under the real name
-    partial = part.stat().st_size
+    partial = -1
+    while partial != part.stat().st_size:  # sshd may still write requests sent before the kill
+        partial = part.stat().st_size
+        time.sleep(0.3)
     assert 0 < partial < BIG
     report = RunSyncer(settings(**raw), tmp_path / "data").push([run])
     assert tree(remote) == tree(tmp_path / "data")
@@ -153,8 +156,13 @@ def test_sigkill_mid_append_is_repaired_by_the_next_sync(sshd, make_run, tmp_pat
         child.send_signal(signal.SIGKILL)
     finally:
         child.wait(timeout=30)
-    assert before < pushed_log.stat().st_size < log.stat().st_size  # killed mid-append
-    assert pushed_log.read_bytes() == log.read_bytes()[:pushed_log.stat().st_size]  # still a prefix
+    # sshd may still write requests that arrived before the kill: wait until the file settles.
+    size = -1
+    while size != pushed_log.stat().st_size:
+        size = pushed_log.stat().st_size
+        time.sleep(0.3)
+    assert before < size < log.stat().st_size  # killed mid-append
+    assert pushed_log.read_bytes() == log.read_bytes()[:size]  # still a prefix
     report = RunSyncer(settings(**raw), tmp_path / "data").push([run])
     assert report.files_sent == 1 and report.files_appended == 0
     assert tree(remote) == tree(tmp_path / "data")
