@@ -183,6 +183,8 @@ QUERIES = {"rla": queries_rla, "mlflow": queries_mlflow, "glob": queries_glob}
 
 def cold_worker(system: str, root: str, query: str, threshold: float) -> None:
     """Run one query once in this fresh process and print its seconds (imports excluded)."""
+    import numpy  # noqa: F401 - imported before timing for every system alike
+    import pandas  # noqa: F401
     funcs = QUERIES[system](Path(root), threshold)
     start = time.perf_counter()
     count = funcs[query]()
@@ -213,7 +215,8 @@ def machine_info() -> Dict[str, Any]:
         except ImportError:
             versions[name] = "not installed"
     return {"platform": platform.platform(), "python": platform.python_version(), "cpu": cpu,
-            "cpu_count": os.cpu_count(), "versions": versions}
+            "cpu_count": os.cpu_count(), "versions": versions,
+            "load_average_1min": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None}
 
 
 def main(argv: List[str] | None = None) -> int:
@@ -233,7 +236,9 @@ def main(argv: List[str] | None = None) -> int:
     try:
         import mlflow  # noqa: F401
     except ImportError:
-        systems.remove("mlflow") if "mlflow" in systems else None
+        if "mlflow" in systems:
+            systems.remove("mlflow")
+    load_before = round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
     work = Path(tempfile.mkdtemp(prefix="rla-bench-query-"))
     roots = {s: work / s for s in systems}
     for folder in roots.values():
@@ -298,7 +303,9 @@ def main(argv: List[str] | None = None) -> int:
                 ratio = results["mlflow"][q] / rla[q]
                 goals[f">= 10x faster than MLflow on {q}"] = f"{ratio:.1f}x: {'met' if ratio >= 10 else 'NOT met'}"
     print("\ngoals:\n" + "\n".join(f"  {k}: {v}" for k, v in goals.items()))
-    report = {"area": "query", "date": _dt.datetime.now().isoformat(timespec="seconds"), "machine": machine_info(),
+    machine = machine_info()
+    machine["load_average_1min_at_start"] = load_before
+    report = {"area": "query", "date": _dt.datetime.now().isoformat(timespec="seconds"), "machine": machine,
               "workload": {"runs": len(params), "points_per_run": points, "quick": args.quick, "reps": args.reps,
                            "cold_reps": args.cold_reps},
               "rows": rows, "goals": goals,
