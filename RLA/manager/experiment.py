@@ -21,20 +21,9 @@ from RLA.manager.code_backup import backup_code, default_ignore_files
 from RLA.manager.git_info import git_facts
 from RLA.manager.host import host_ip, package_versions, process_facts, redacted_argv
 from RLA.manager.lifecycle import Heartbeat, exit_watcher
+from RLA.manager.checkpointing import CheckpointMixin
 from RLA.manager.replaying import ReplayMixin
-
-# The checkpoint and sync mixins are being written in parallel; until they land the
-# manager works without them. TODO(lead): drop these fallbacks once both modules exist.
-try:
-    from RLA.manager.checkpointing import CheckpointMixin
-except ModuleNotFoundError:  # pragma: no cover - development only
-    class CheckpointMixin:  # type: ignore[no-redef]
-        pass
-try:
-    from RLA.manager.syncing import SyncMixin
-except ModuleNotFoundError:  # pragma: no cover - development only
-    class SyncMixin:  # type: ignore[no-redef]
-        pass
+from RLA.manager.syncing import SyncMixin
 
 STATE_FORMAT_VERSION = 1
 _MISSING = object()
@@ -89,6 +78,7 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
         self._ignore_file_path: Optional[str] = None
         self._run_file: List[Path] = []
         self._finish_hooks: List[Callable[[], None]] = []
+        self._post_finish_hooks: List[Callable[[], None]] = []
         self._heartbeat: Optional[Heartbeat] = None
         self._info_lock = threading.RLock()
         self._time_records: Dict[str, float] = {}
@@ -501,6 +491,11 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
         if hook not in self._finish_hooks:
             self._finish_hooks.append(hook)
 
+    def add_post_finish_hook(self, hook: Callable[[], None]) -> None:
+        """Call ``hook()`` after the run's final status was written (e.g. a last sync)."""
+        if hook not in self._post_finish_hooks:
+            self._post_finish_hooks.append(hook)
+
     def finish(self, status: Optional[str] = None, exit_code: Optional[int] = None,
                error: Optional[str] = None) -> None:
         """End the run: run finish hooks, close the logger, record status and end time.
@@ -537,6 +532,12 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
                 if hook_errors:
                     self.run_info["finish_warnings"] = hook_errors
                 ri.write_run_info(self._require_run().run_info_file, self.run_info)
+        hooks, self._post_finish_hooks = self._post_finish_hooks, []
+        for hook in hooks:
+            try:
+                hook()
+            except Exception as exc:  # noqa: BLE001 - the run is over; report and go on
+                print(f"RLA: after finishing {self.index}: {type(exc).__name__}: {exc}", file=sys.stderr)
 
     def __enter__(self) -> "ExperimentManager":
         return self

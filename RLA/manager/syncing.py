@@ -63,6 +63,10 @@ class SyncMixin:
         layout = self._require_run("sync_log_file()")  # type: ignore[attr-defined]
         # After finish() no thread may be left behind: the last push is synchronous.
         running = getattr(self, "_active", lambda: True)()
+        if running:
+            # Once the run has been pushed, push it again after finish() wrote its final
+            # status, so that the main node never lists a finished run as running.
+            self.add_post_finish_hook(self._push_final_status)  # type: ignore[attr-defined]
         try:
             if self.config.remote.background and running:  # type: ignore[attr-defined]
                 self._sync_skip_error = skip_error
@@ -80,6 +84,10 @@ class SyncMixin:
                 raise
             self.warn(f"sync_log_file failed and was skipped: {exc}")  # type: ignore[attr-defined]
             return None
+
+    def _push_final_status(self) -> None:
+        """Push the run once more after ``finish()`` (its final run.json); never raises."""
+        self.sync_log_file(skip_error=True)
 
     def close_sync(self) -> None:
         """Send what is left, stop the background thread and report its failures.

@@ -181,3 +181,17 @@ def test_sync_after_finish_sends_the_final_status(sshd, tmp_path) -> None:
     assert report is not None and report.runs == 1
     pushed = json.loads((mgr.layout.moved(data_root=remote).log_dir / "run.json").read_text())
     assert pushed["status"] == "finished"
+
+
+@pytest.mark.parametrize("background", [False, True])
+def test_finish_pushes_the_final_status_by_itself(tmp_path, background) -> None:
+    """A run that was synced once is pushed again after finish(): the main node sees 'finished'."""
+    remote = tmp_path / "remote_db"
+    mgr = _manager(tmp_path, {"file_transfer_protocol": "local", "remote_data_root": str(remote),
+                              "background": background})
+    _train(3)
+    mgr.sync_log_file()
+    mgr.finish()
+    pushed = mgr.layout.moved(data_root=remote)
+    assert json.loads((pushed.log_dir / "run.json").read_text())["status"] == "finished"
+    assert (pushed.log_dir / "progress.csv").read_bytes() == (mgr.layout.log_dir / "progress.csv").read_bytes()
