@@ -1,8 +1,10 @@
 """Turn selected runs into the one-row-per-run pandas DataFrame users query."""
 from __future__ import annotations
 
+import os
 from typing import Any, Dict, List, Sequence
 
+from RLA.layout import LOG
 from RLA.query.expr import METRIC_FUNCS
 from RLA.query.selection import RunRow, _name_ip
 
@@ -35,17 +37,21 @@ def rows_to_frame(rows: Sequence[RunRow], stats: Sequence[str] = METRIC_FUNCS) -
     import pandas as pd
 
     records: List[Dict[str, Any]] = []
+    log_roots: Dict[Any, str] = {}  # pathlib per row costs more than the rest of the row
     param_keys: Dict[str, None] = {}
     metric_keys: Dict[str, None] = {}
     for row in rows:
         info = row.record.info
+        root_key = (row.layout.data_root, row.layout.archived)
+        if root_key not in log_roots:
+            log_roots[root_key] = os.fspath(row.layout.type_root(LOG))
         item: Dict[str, Any] = {
             "index": row.index, "task": row.layout.task, "status": row.status,
             "start_time": row.start_time, "end_time": info.get("end_time"),
             "host": info.get("host"), "ip": info.get("ip") or _name_ip(row.layout.name), "archived": row.layout.archived,
             "time_step": row.record.time_step, "n_rows": row.record.n_rows,
             "param_source": row.record.param_source, "name": row.layout.name,
-            "log_dir": str(row.layout.log_dir),
+            "log_dir": os.path.join(log_roots[root_key], row.layout.relative),
         }
         for key, value in row.record.params.items():
             param_keys.setdefault(key, None)
