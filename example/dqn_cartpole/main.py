@@ -40,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--env-id", default="CartPole-v1")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--group", default="", help="free-form label, e.g. a sweep's name (for rla list --where)")
     parser.add_argument("--lr", type=float, default=2.5e-4)
     parser.add_argument("--lr-end", type=float, default=None,
                         help="anneal the learning rate linearly to this value at --total-steps")
