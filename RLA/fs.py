@@ -28,6 +28,17 @@ def fsync_dir(directory: PathLike) -> None:
         os.close(fd)
 
 
+def _umask() -> int:
+    """The process umask (read without changing it for long)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+#: Read once at import: os.umask can only be read by setting it, which is not thread-safe.
+_UMASK = _umask()
+
+
 def atomic_write_bytes(path: PathLike, data: bytes, durable: bool = True) -> None:
     """Replace ``path`` with ``data`` so readers see the old or the new file, never a mix.
 
@@ -46,6 +57,8 @@ def atomic_write_bytes(path: PathLike, data: bytes, durable: bool = True) -> Non
             if durable:
                 handle.flush()
                 os.fsync(handle.fileno())
+        # mkstemp creates 0600 files: give the result the usual permissions (0666 & ~umask).
+        os.chmod(tmp, 0o666 & ~_UMASK)
         os.replace(tmp, path)
     except BaseException:
         try:

@@ -96,3 +96,15 @@ def test_find_run_accepts_a_prefix_that_names_the_task(tmp_path):
     make_dirs(tmp_path, "log", "other", "10-00-00-000002_1.2.3.4_&lr=0.2")
     assert find_run(tmp_path, "demo/2026").task == "demo"
     assert find_run(tmp_path, "other/2026/11/22/10*").task == "other"
+
+
+def test_atomic_writes_get_the_usual_permissions(tmp_path):
+    import os
+    import stat
+
+    from RLA.fs import atomic_write_json
+
+    atomic_write_json(tmp_path / "x.json", {"a": 1})
+    mask = os.umask(0)
+    os.umask(mask)
+    assert stat.S_IMODE(os.stat(tmp_path / "x.json").st_mode) == 0o666 & ~mask
