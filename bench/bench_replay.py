@@ -251,7 +251,7 @@ def torchrl_case(tmp: Path, data: Dict[str, Any], cap: int, reps: int,
         loads.append(measure(lambda: rb2.loads(path)))
         exact = exact and bool((rb2.storage._storage["observation"][:len(rb)] ==
                                 rb.storage._storage["observation"][:len(rb)]).all())
-        del rb2
+        rb2 = None  # free before the next repetition
     shutil.rmtree(tmp / "torchrl", ignore_errors=True)
     return row(workload, "TorchRL (uniform)", logical, disk, saves, loads, exact)
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import collections
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List
 
 import numpy as np
 

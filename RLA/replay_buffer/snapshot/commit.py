@@ -8,7 +8,6 @@ directory by an atomic rename; everybody learns the outcome before returning.
 from __future__ import annotations
 
 import json
-import os
 import time
 import uuid
 from pathlib import Path

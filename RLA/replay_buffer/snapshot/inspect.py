@@ -1,7 +1,6 @@
 """Read-only views of a snapshot: a summary without loading payloads, and full verification."""
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 import numpy as np

@@ -1,7 +1,7 @@
 """The storage extension point: where a buffer's per-field arrays live (base class + registry)."""
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+from typing import Any, Dict
 
 import numpy as np
 

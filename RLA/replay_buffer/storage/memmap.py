@@ -1,7 +1,6 @@
 """Disk-backed storage: one ``numpy.memmap`` file per field, in a private directory."""
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 import uuid
