@@ -18,7 +18,7 @@ def test_simplest_example_populates_the_database(tmp_path, subprocess_env):
     result = subprocess.run([sys.executable, str(EXAMPLE / "main.py"), "--steps", "600", "--data-root", str(tmp_path)],
                             cwd=tmp_path, env=subprocess_env, capture_output=True, text=True, timeout=170)
     assert result.returncode == 0, result.stderr[-3000:]
-    log_dirs = list((tmp_path / "log" / "demo_task").glob("*/*/*/*"))
+    log_dirs = [p for p in (tmp_path / "log" / "demo_task").glob("*/*/*/*") if p.is_dir()]
     assert len(log_dirs) == 1 and log_dirs[0].name.endswith("&env_id=Bandit-10&lr=0.1&seed=0")
     run = log_dirs[0]
     progress = pd.read_csv(run / "progress.csv")
