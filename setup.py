@@ -18,12 +18,17 @@ EXTRAS = {
     "sb3": [TORCH, "stable-baselines3>=2.3", "gymnasium>=0.29"],
     "video": ["imageio>=2.31", "imageio-ffmpeg>=0.4.9"],
     "ftp": ["pyftpdlib>=1.5.9"],
+    "tensorboard": ["tensorboard>=2.14"],  # TensorBoard's own reader (RLA.logger.read_tb)
 }
+# Everything the test suite uses (the sync tests also need Debian's openssh-server,
+# installed by .ci/install-test-deps).
 EXTRAS["test"] = sorted({
     TORCH, "pytest>=7.4", "pytest-timeout>=2.2", "pyftpdlib>=1.5.9", "tensorboard>=2.14",
     "imageio>=2.31", "imageio-ffmpeg>=0.4.9", "gymnasium>=0.29", "stable-baselines3>=2.3",
 })
-EXTRAS["bench"] = sorted({TORCH, "mlflow>=2.10", "stable-baselines3>=2.3", "torchrl", "tensorboard>=2.14"})
+# The peers the benchmarks measure RLA against.
+EXTRAS["bench"] = sorted({TORCH, "mlflow>=2.10", "stable-baselines3>=2.3", "torchrl", "tensordict",
+                          "tensorboard>=2.14"})
 EXTRAS["all"] = sorted({dep for deps in EXTRAS.values() for dep in deps})
 
 setup(
