@@ -1,13 +1,15 @@
 """Safe filesystem primitives: atomic replacement, exclusive creation and trash moves."""
 from __future__ import annotations
 
+import contextlib
+import glob
 import json
 import os
 import shutil
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Union
+from typing import IO, Any, Iterator, Union
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -37,37 +39,64 @@ def _umask() -> int:
 
 #: Read once at import: os.umask can only be read by setting it, which is not thread-safe.
 _UMASK = _umask()
+#: Suffix of the temp files of atomic writes (``.<name>.<random>.tmp``).
+TEMP_SUFFIX = ".tmp"
+# The temp name repeats at most this much of the destination name, so that a temp file
+# of a name that already uses the whole 255-byte budget still fits.
+_TEMP_NAME_CHARS = 80
 
 
-def atomic_write_bytes(path: PathLike, data: bytes, durable: bool = True) -> None:
-    """Replace ``path`` with ``data`` so readers see the old or the new file, never a mix.
+def temp_prefix(path: PathLike) -> str:
+    """The prefix of the temp files an atomic write of ``path`` creates."""
+    return f".{Path(path).name[:_TEMP_NAME_CHARS]}."
+
+
+@contextlib.contextmanager
+def atomic_file(path: PathLike, durable: bool = True) -> Iterator[IO[bytes]]:
+    """Yield a binary handle on a temp file that replaces ``path`` only if the block succeeds.
+
+    Readers see the old or the new file, never a mix; on any error the temp file is removed.
+    The result gets the usual permissions (0666 & ~umask), not mkstemp's 0600.
 
     Args:
         path: destination file.
-        data: the whole new content.
-        durable: fsync the file and its directory (slower, survives power loss).
+        durable: fsync the file and its directory (survives power loss; slower).
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    # A short temp name: the destination may already use the whole 255-byte budget.
-    fd, tmp = tempfile.mkstemp(prefix=".rla-", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path), suffix=TEMP_SUFFIX, dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            os.fchmod(handle.fileno(), 0o666 & ~_UMASK)
+            yield handle
+            handle.flush()
             if durable:
-                handle.flush()
                 os.fsync(handle.fileno())
-        # mkstemp creates 0600 files: give the result the usual permissions (0666 & ~umask).
-        os.chmod(tmp, 0o666 & ~_UMASK)
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise
     if durable:
         fsync_dir(path.parent)
+
+
+def remove_stale_temps(path: PathLike) -> int:
+    """Delete temp files that atomic writes of ``path`` left behind when killed; returns the count."""
+    path = Path(path)
+    pattern = os.path.join(glob.escape(str(path.parent)), glob.escape(temp_prefix(path)) + "*" + TEMP_SUFFIX)
+    removed = 0
+    for stale in glob.glob(pattern):
+        with contextlib.suppress(OSError):
+            os.unlink(stale)
+            removed += 1
+    return removed
+
+
+def atomic_write_bytes(path: PathLike, data: bytes, durable: bool = True) -> None:
+    """Replace ``path`` with ``data`` atomically (see :func:`atomic_file`)."""
+    with atomic_file(path, durable=durable) as handle:
+        handle.write(data)
 
 
 def atomic_write_text(path: PathLike, text: str, durable: bool = True) -> None:

@@ -7,56 +7,17 @@ reader sees either the previous file or the complete new one, even after a SIGKI
 """
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
 import json
-import os
-import tempfile
 from pathlib import Path
-from typing import IO, Any, Dict, Iterator, List, Optional, Tuple
+from typing import IO, Any, Dict, List, Optional, Tuple
 
 from RLA.checkpoint import codec
 from RLA.errors import CheckpointError
-from RLA.fs import fsync_dir
+from RLA.fs import atomic_file
 
 FORMAT = "rla-checkpoint"
 FORMAT_VERSION = 1
-TEMP_SUFFIX = ".tmp"
-
-
-def _current_umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-#: mkstemp creates 0600 files; published checkpoints get the usual 0666 & ~umask.
-_FILE_MODE = 0o666 & ~_current_umask()
-
-
-@contextlib.contextmanager
-def atomic_file(path: Path, durable: bool = True) -> Iterator[IO[bytes]]:
-    """Yield a binary handle on a temp file that replaces ``path`` only when the block succeeds.
-
-    The temp file (``.<name>.<random>.tmp``, same folder) is removed on any error.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            os.fchmod(handle.fileno(), _FILE_MODE)
-            yield handle
-            handle.flush()
-            if durable:
-                os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    if durable:
-        fsync_dir(path.parent)
 
 
 class CheckpointBackend:

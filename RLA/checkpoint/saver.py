@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple, Union
 
-from RLA.checkpoint.base import TEMP_SUFFIX, CheckpointBackend
+from RLA.checkpoint.base import CheckpointBackend
+from RLA.fs import TEMP_SUFFIX
 from RLA.checkpoint.registry import all_backends, get_backend
 from RLA.errors import CheckpointError
 
