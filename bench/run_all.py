@@ -45,6 +45,8 @@ def run_benchmarks(quick: bool, areas: List[str]) -> Dict[str, int]:
 
 
 def _cell(value: Any) -> str:
+    if value is None:
+        return ""
     if isinstance(value, float):
         return f"{value:.3g}" if abs(value) < 1e5 else f"{value:,.0f}"
     if isinstance(value, (dict, list)):
@@ -52,9 +54,22 @@ def _cell(value: Any) -> str:
     return str(value).replace("|", "\\|").replace("\n", " ")
 
 
+def _flatten(row: Dict[str, Any]) -> Dict[str, Any]:
+    """Nested dicts become ``"<key> <subkey>"`` columns; lists (raw repetitions) are left out."""
+    flat: Dict[str, Any] = {}
+    for key, value in row.items():
+        if isinstance(value, dict):
+            for sub, item in value.items():
+                flat[f"{key} {sub}"] = item
+        elif not isinstance(value, list):
+            flat[key] = value
+    return flat
+
+
 def table(rows: List[Dict[str, Any]]) -> str:
     """A Markdown table of ``rows`` (columns: every key, in first-seen order)."""
     columns: List[str] = []
+    rows = [_flatten(row) for row in rows]
     for row in rows:
         for key in row:
             if key not in columns:
@@ -90,7 +105,10 @@ def render() -> str:
         desc = ", ".join(f"{k} {v}" for k, v in machine.items() if not isinstance(v, (dict, list)))
         parts.append(f"Measured {when}" + (f" on {desc}" if desc else "") + ".")
         if report.get("workload"):
-            parts.append(f"Workload: {_cell(report['workload']) if not isinstance(report['workload'], str) else report['workload']}")
+            workload = report["workload"]
+            if isinstance(workload, dict):
+                workload = ", ".join(f"{k} = {v}" for k, v in workload.items())
+            parts.append(f"Workload: {workload}.")
         rows = report.get("rows") or []
         if rows:
             parts.append(table(rows))
