@@ -41,15 +41,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--env-id", default="CartPole-v1")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--group", default="", help="free-form label, e.g. a sweep's name (for rla list --where)")
-    parser.add_argument("--lr", type=float, default=2.5e-4)
-    parser.add_argument("--lr-end", type=float, default=None,
-                        help="anneal the learning rate linearly to this value at --total-steps")
+    parser.add_argument("--lr", type=float, default=5e-4)
+    parser.add_argument("--lr-end", type=float, default=0.0,
+                        help="the learning rate decays linearly to this value at --total-steps")
     parser.add_argument("--total-steps", type=int, default=60_000)
     parser.add_argument("--learning-starts", type=int, default=1_000)
     parser.add_argument("--buffer-size", type=int, default=50_000)
-    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--hidden", type=int, default=128)
-    parser.add_argument("--train-freq", type=int, default=1, help="env steps per gradient update")
+    parser.add_argument("--train-freq", type=int, default=4, help="env steps per gradient update")
     parser.add_argument("--target-update", type=int, default=1, help="updates between target syncs")
     parser.add_argument("--tau", type=float, default=0.005, help="target sync factor (1 = hard copy)")
     parser.add_argument("--eps-decay-steps", type=int, default=10_000)
@@ -178,7 +178,7 @@ def main(argv: Optional[Sequence[str]] = None) -> float:
         say(args, f"resumed from {loader.past_run.index} at step {start}: {len(buffer)} transitions, "
                   f"buffer digest {buffer_digest(buffer)}")
 
-    loss = float("nan")
+    loss, figure_step = float("nan"), -1
     for step in range(start, args.total_steps):
         time_step_holder.set_time(step)
         action = agent.act(obs, step, rng)
@@ -218,6 +218,7 @@ def main(argv: Optional[Sequence[str]] = None) -> float:
             logger.dump_tabular()
         if done_step % args.figure_interval == 0 and history:
             plot_curve(history, f"{args.env_id} lr={args.lr} seed={args.seed}", args.target_return)
+            figure_step = done_step
         if done_step % args.checkpoint_interval == 0:
             # The snapshot first: the newest checkpoint then always has its replay snapshot.
             exp_manager.save_replay_buffer(buffer, step=done_step, keep_last=KEEP)
@@ -230,7 +231,7 @@ def main(argv: Optional[Sequence[str]] = None) -> float:
             say(args, f"target return {args.target_return:g} reached at step {done_step}")
             break
 
-    if history:
+    if history and figure_step != time_step_holder.get_time():
         plot_curve(history, f"{args.env_id} lr={args.lr} seed={args.seed}", args.target_return)
     env.close()
     buffer.close()

@@ -25,17 +25,17 @@ from typing import List, Sequence
 
 HERE = Path(__file__).resolve().parent
 TASK = "dqn_cartpole"
-FULL = ["--total-steps", "25000", "--eval-interval", "2500", "--eval-episodes", "10",
-        "--checkpoint-interval", "5000", "--figure-interval", "12500"]
-QUICK = ["--total-steps", "4000", "--eval-interval", "1000", "--eval-episodes", "5", "--learning-starts", "500",
-         "--checkpoint-interval", "2000", "--figure-interval", "4000", "--eps-decay-steps", "4000"]
+FULL = ["--total-steps", "30000", "--eval-interval", "2500", "--eval-episodes", "20",
+        "--checkpoint-interval", "5000", "--figure-interval", "10000"]
+QUICK = ["--total-steps", "5000", "--eval-interval", "1000", "--eval-episodes", "10", "--learning-starts", "500",
+         "--checkpoint-interval", "2500", "--figure-interval", "5000", "--eps-decay-steps", "4000"]
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data-root", default=str(HERE / "data"))
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--lrs", type=float, nargs="+", default=[2.5e-4, 1e-3])
+    parser.add_argument("--lrs", type=float, nargs="+", default=[5e-4, 1e-3])
     parser.add_argument("--jobs", type=int, default=2, help="training processes at once")
     parser.add_argument("--quick", action="store_true", help="a short sweep (a few thousand steps per run)")
     parser.add_argument("--group", default=None, help="label of the sweep's runs (default: sweep-<time>)")
