@@ -120,6 +120,12 @@ class Catalog:
                     self.rebuilt_reason = "missing"
                 return self._conn
             except sqlite3.DatabaseError as exc:
+                if isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc)):
+                    # Another process holds it longer than the busy timeout: never delete a
+                    # file in use; answer from memory this time.
+                    self.in_memory = True
+                    self._conn = self._connect(":memory:")
+                    return self._conn
                 # Corrupt or foreign file: it is only a cache, so drop it and start over.
                 self.rebuilt_reason = f"unusable ({exc})"
                 try:
