@@ -6,7 +6,7 @@
 Runs ``main.py`` for every (seed, lr) in parallel processes (at most ``--jobs`` at once, one
 torch thread each, so 2 cores are not oversubscribed), all into one data root and labelled
 with one ``--group``; then prints ``rla list --where "group == ..."``, ``rla plot`` grouped by
-learning rate (mean and 95% bootstrap CI over seeds) and ``rla view`` of the best run
+learning rate (mean and 95% bootstrap CI over seeds, unsmoothed) and ``rla view`` of the best run
 (highest maximum greedy return, then highest last one).
 """
 from __future__ import annotations
@@ -89,12 +89,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         list(pool.map(lambda job: train(job[0], job[1], args), jobs))
     print(f"sweep trained in {time.monotonic() - started:.0f} s\n", flush=True)
 
-    where = f"group == '{args.group}'"
+    where = f'group == "{args.group}"'
     common = ["--data-root", args.data_root, "--task", TASK, "--where", where]
     rla("list", *common, "--columns", "index,status,lr,seed,last(eval/return),max(eval/return)",
         "--sort", "lr")
     rla("plot", *common, "--metrics", "eval/return", "train/episode_return", "--split-keys", "lr",
-        "--band", "ci", "--resample", "0", "--title", f"DQN CartPole-v1 ({len(args.seeds)} seeds)", "--out", out)
+        "--band", "ci", "--resample", "0", "--smooth", "0", "--title", f"DQN CartPole-v1 ({len(args.seeds)} seeds)", "--out", out)
     rla("view", "--data-root", args.data_root, best_run(args.data_root, where))
     print(f"figure: {out}")
 
