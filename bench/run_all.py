@@ -21,8 +21,6 @@ from typing import Any, Dict, List
 BENCH = Path(__file__).resolve().parent
 RESULTS = BENCH / "results"
 RESULTS_MD = BENCH / "RESULTS.md"
-README = BENCH.parent / "README.md"
-START, END = "<!-- bench:start -->", "<!-- bench:end -->"
 AREAS = ["logging", "query", "sync", "replay"]
 TITLES = {"logging": "Logging overhead", "query": "Query and plot", "sync": "Sync to a main node",
           "replay": "Replay-buffer snapshots"}
@@ -122,16 +120,12 @@ def render() -> str:
 
 
 def write_outputs() -> None:
-    """Write bench/RESULTS.md and replace the README's section between the bench markers."""
-    body = render()
-    RESULTS_MD.write_text("# Benchmark results\n\n" + body)
-    if README.exists():
-        text = README.read_text()
-        if START in text and END in text:
-            head, rest = text.split(START, 1)
-            _, tail = rest.split(END, 1)
-            README.write_text(f"{head}{START}\n{body}{END}{tail}")
-    print(f"wrote {RESULTS_MD}" + (" and the README's benchmark section" if README.exists() else ""))
+    """Write bench/RESULTS.md, then rebuild README.md (its benchmark section comes from it)."""
+    RESULTS_MD.write_text("# Benchmark results\n\n" + render())
+    print(f"wrote {RESULTS_MD}")
+    builder = BENCH.parent / "docs" / "build_readme.py"
+    if builder.exists():
+        subprocess.call([sys.executable, str(builder)])
 
 
 def main(argv: List[str] | None = None) -> int:
