@@ -121,15 +121,18 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
         if any(part in ("", ".", "..") for part in task.split("/")):
             raise ConfigError("Bad task name", expected="a name such as 'demo_task' (no empty, '.' or '..' parts)",
                               found=repr(task), fix="rename the task")
-        if root is None:
-            raise ConfigError("configure() needs a data root", expected="data_root='./data'", found="None",
-                              fix="pass the folder that holds the database")
         if config_source is None:
             raise ConfigError("configure() needs rla_config", expected="a path to rla_config.yaml or a dict",
                               found="None", fix="pass rla_config='rla_config.yaml' (create it with `rla init`)")
+        config = load_config(config_source, project_root=code_root)
+        if root is None and config.DATA_ROOT is not None:
+            root = config.resolve(config.DATA_ROOT)
+        if root is None:
+            raise ConfigError("configure() needs a data root", expected="data_root='./data' (or DATA_ROOT in the config)",
+                              found="None", fix="pass the folder that holds the database")
         if self._active():
             self.finish()
-        self.config = load_config(config_source, project_root=code_root)
+        self.config = config
         self.task_table_name = task
         self.data_root = Path(root).expanduser().resolve()
         self.is_master_node = bool(is_master_node)

@@ -211,3 +211,12 @@ def test_normal_exit_marks_the_run_finished(subprocess_env, minimal_config, tmp_
     child.communicate(timeout=50)
     info = read_run_info(next(iter_run_dirs(tmp_path / "d")).run_info_file)
     assert info["status"] == "finished" and info["exit_code"] == 0
+
+
+def test_data_root_defaults_to_the_config_data_root(tmp_path):
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "rla_config.yaml").write_text("LOG_USED: [csv]\nDL_FRAMEWORK: none\nDATA_ROOT: ./db\n")
+    mgr = ExperimentManager()
+    mgr.configure("t", rla_config=str(project / "rla_config.yaml"), run_file=[])
+    assert mgr.data_root == (project / "db").resolve()
