@@ -138,7 +138,8 @@ def main(argv: Optional[Sequence[str]] = None) -> float:
 
     # --- RLA: configure once ---------------------------------------------------------------
     exp_manager.set_hyper_param(**hyper)
-    loader = None
+    loader: Optional[ExperimentLoader] = None
+    overwrite: List[str] = []
     if args.resume:  # continue a run: its hyper-parameters, except those given on the command line
         loader = ExperimentLoader()
         loader.config(record_date=args.resume, root=args.data_root)
