@@ -116,6 +116,11 @@ class CheckpointMixin:
         for key, value in (related_variable or {}).items():
             custom[key] = _jsonable(value)
         custom[TIME_STEP_KEY] = step
+        # The logs up to this step reach the disk with the checkpoint, so a run killed later
+        # resumes with complete scalars (TensorBoard's writer thread lags otherwise).
+        from RLA.easy_log import logger
+
+        logger.get_current().flush()
         self.save_state()  # type: ignore[attr-defined]
         self.update_run_info(last_checkpoint={"step": step, "file": path.name})  # type: ignore[attr-defined]
         return path

@@ -110,9 +110,23 @@ class TensorBoardOutputFormat(KVWriter):
         file_writer.add_summary(experiment)
         file_writer.add_summary(start_info)
 
-    def flush(self) -> None:
-        if not self.closed:
-            self.writer.flush()
+    def flush(self, timeout: float = 2.0) -> None:
+        """Write every queued event to disk (waits up to ``timeout`` s for the writer thread).
+
+        tensorboardX's own ``flush()`` does not wait for the events still queued for its
+        background thread; a checkpoint taken right after would then lack its last scalars.
+        """
+        if self.closed:
+            return
+        import time
+
+        file_writer = self.writer._get_file_writer()
+        event_writer = getattr(file_writer, "event_writer", None)
+        queue = getattr(event_writer, "_event_queue", None)
+        deadline = time.monotonic() + timeout
+        while queue is not None and not queue.empty() and time.monotonic() < deadline:
+            time.sleep(0.002)
+        self.writer.flush()
 
     def _close(self) -> None:
         self.writer.close()
