@@ -60,6 +60,8 @@ def build() -> str:
         path = PARTS / f"{name}.md"
         if path.exists():
             text = path.read_text(encoding="utf-8")
+            # Parts link images relative to docs/readme/; the README sits at the root.
+            text = text.replace("](../images/", "](docs/images/")
             body.append(text if name.startswith("00_") else strip_bench_sections(text))
     results = RESULTS_MD.read_text(encoding="utf-8").split("\n", 2)[2] if RESULTS_MD.exists() else ""
     body.append("## Benchmarks\n\nOne command runs every benchmark and regenerates this section and "
