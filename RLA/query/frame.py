@@ -9,7 +9,7 @@ from RLA.query.expr import METRIC_FUNCS
 from RLA.query.selection import RunRow, _name_ip
 
 #: Leading columns, in order; hyper-parameters then ``last(m)``/``min(m)``/``max(m)`` follow.
-BASE_COLUMNS = ["index", "task", "status", "start_time", "end_time", "host", "ip", "archived",
+BASE_COLUMNS = ["index", "task", "status", "start_time", "end_time", "host", "ip", "archived", "parent",
                 "time_step", "n_rows", "param_source", "name", "log_dir"]
 
 
@@ -49,7 +49,7 @@ def rows_to_frame(rows: Sequence[RunRow], stats: Sequence[str] = METRIC_FUNCS) -
             "index": row.index, "task": row.layout.task, "status": row.status,
             "start_time": row.start_time, "end_time": info.get("end_time"),
             "host": info.get("host"), "ip": info.get("ip") or _name_ip(row.layout.name), "archived": row.layout.archived,
-            "time_step": row.record.time_step, "n_rows": row.record.n_rows,
+            "parent": info.get("parent"), "time_step": row.record.time_step, "n_rows": row.record.n_rows,
             "param_source": row.record.param_source, "name": row.layout.name,
             "log_dir": os.path.join(log_roots[root_key], row.layout.relative),
         }

@@ -24,7 +24,7 @@ from RLA.query.records import RunRecord, start_time_of
 UNKNOWN_STATUS = "unknown"
 #: Run columns a query may name (hyper-parameters of the same name shadow them).
 RUN_COLUMNS = ("index", "task", "date", "name", "record_date", "status", "host", "ip",
-               "start_time", "end_time", "archived", "time_step", "n_rows", "param_source")
+               "start_time", "end_time", "archived", "parent", "time_step", "n_rows", "param_source")
 
 
 class RunRow:
@@ -75,7 +75,7 @@ class RunRow:
             "ip": info.get("ip") or _name_ip(self.layout.name),
             "start_time": self.start_time.isoformat(sep=" ") if self.start_time else None,
             "end_time": info.get("end_time"), "archived": self.layout.archived,
-            "time_step": self.record.time_step, "n_rows": self.record.n_rows,
+            "parent": info.get("parent"), "time_step": self.record.time_step, "n_rows": self.record.n_rows,
             "param_source": self.record.param_source,
         }
 

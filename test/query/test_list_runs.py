@@ -1,6 +1,8 @@
 """list_runs / select_runs: columns, filters, legacy and synced runs, broken runs, errors."""
 from __future__ import annotations
 
+import pandas as pd
+
 import json
 import warnings
 
@@ -129,3 +131,22 @@ def test_load_curves_of_a_metric_no_run_has_is_an_error(db):
 def test_load_curves_of_nothing_is_an_error():
     with pytest.raises(RunNotFoundError, match="No runs to load curves from"):
         load_curves([], ["return"])
+
+
+def test_parent_of_a_resumed_run_is_a_column(tmp_path):
+    from RLA.manager.experiment import ExperimentManager
+    from RLA.query import list_runs
+
+    (tmp_path / "rla_config.yaml").write_text("LOG_USED: [csv]\nDL_FRAMEWORK: none\n")
+    mgr = ExperimentManager()
+    indexes = []
+    for _ in range(2):
+        mgr.configure("t", rla_config=str(tmp_path / "rla_config.yaml"), data_root=str(tmp_path / "db"), run_file=[])
+        mgr.log_files_gen()
+        if indexes:
+            mgr.set_parent(indexes[0])
+        indexes.append(mgr.index)
+    mgr.finish()
+    frame = list_runs(tmp_path / "db").set_index("index")
+    assert frame.loc[indexes[1], "parent"] == indexes[0]
+    assert pd.isna(frame.loc[indexes[0], "parent"])
