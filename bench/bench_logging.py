@@ -15,12 +15,12 @@ MLflow (sqlite store, ``log_metrics`` per step) is far slower than the others, s
 """
 from __future__ import annotations
 
+from bench import common
+
 import argparse
 import datetime as _dt
 import gc
 import json
-import os
-import platform
 import shutil
 import statistics
 import sys
@@ -122,22 +122,8 @@ def available(module: str) -> Optional[str]:
 
 
 def machine_info() -> Dict[str, Any]:
-    cpu = platform.processor() or ""
-    try:
-        with open("/proc/cpuinfo") as handle:
-            for line in handle:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    versions = {}
-    for name in ("numpy", "tensorboardX", "stable_baselines3", "mlflow", "torch"):
-        mod = sys.modules.get(name)
-        if mod is not None:
-            versions[name] = getattr(mod, "__version__", "?")
-    return {"platform": platform.platform(), "python": platform.python_version(), "cpu": cpu,
-            "cpu_count": os.cpu_count(), "versions": versions}
+    return common.machine_info(["numpy", "tensorboardX", "stable-baselines3", "mlflow", "torch"])
+
 
 
 def measure(name: str, fn: Callable[[Workload, str], float], rows: Workload, reps: int) -> Dict[str, Any]:

@@ -20,11 +20,12 @@ so it is rebuilt from the tree; the OS file cache stays warm for every system). 
 """
 from __future__ import annotations
 
+from bench import common
+
 import argparse
 import datetime as _dt
 import json
 import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -202,21 +203,8 @@ def median_time(fn: Callable[[], int], reps: int) -> Tuple[float, int]:
 
 
 def machine_info() -> Dict[str, Any]:
-    cpu = platform.processor() or ""
-    try:
-        with open("/proc/cpuinfo") as handle:
-            cpu = next((line.split(":", 1)[1].strip() for line in handle if line.startswith("model name")), cpu)
-    except OSError:
-        pass
-    versions = {}
-    for name in ("numpy", "pandas", "mlflow"):
-        try:
-            versions[name] = __import__(name).__version__
-        except ImportError:
-            versions[name] = "not installed"
-    return {"platform": platform.platform(), "python": platform.python_version(), "cpu": cpu,
-            "cpu_count": os.cpu_count(), "versions": versions,
-            "load_average_1min": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None}
+    return common.machine_info(["numpy", "pandas", "mlflow"])
+
 
 
 def main(argv: List[str] | None = None) -> int:

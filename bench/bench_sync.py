@@ -13,11 +13,12 @@ measured once per method). Writes ``bench/results/sync.json``.
 """
 from __future__ import annotations
 
+from bench import common
+
 import argparse
 import datetime as _dt
 import json
 import os
-import platform
 import random
 import re
 import shutil
@@ -272,17 +273,10 @@ def timed(fn: Callable[[], int]) -> Tuple[float, int]:
 
 
 def machine_info() -> Dict[str, Any]:
-    cpu = platform.processor() or ""
-    try:
-        with open("/proc/cpuinfo") as handle:
-            cpu = next((line.split(":", 1)[1].strip() for line in handle if line.startswith("model name")), cpu)
-    except OSError:
-        pass
     ssh = subprocess.run(["ssh", "-V"], capture_output=True, text=True).stderr.strip()
     rsync = subprocess.run(["rsync", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
-    import paramiko
-    return {"platform": platform.platform(), "python": platform.python_version(), "cpu": cpu,
-            "cpu_count": os.cpu_count(), "versions": {"paramiko": paramiko.__version__, "ssh": ssh, "rsync": rsync}}
+    return common.machine_info(["paramiko"], extra={"ssh": ssh, "rsync": rsync})
+
 
 
 def main(argv: List[str] | None = None) -> int:
