@@ -1,10 +1,11 @@
 """Restore a ReplayBuffer from a snapshot: exact for the same topology, resharded otherwise."""
 from __future__ import annotations
 
+import threading
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 import numpy as np
 
@@ -14,12 +15,50 @@ from RLA.replay_buffer import ted
 from RLA.replay_buffer.schema import Schema
 from RLA.replay_buffer.snapshot import format as fmt
 from RLA.replay_buffer.snapshot.shard_io import (check_segments, read_arrays,
-                                                 read_segment_into, store_key)
+                                                 read_segment_into, segment_fields, store_key)
+from RLA.replay_buffer.storage.base import Storage
 
 if TYPE_CHECKING:
     from RLA.replay_buffer.buffer import ReplayBuffer
 
 READERS = 2
+
+
+def read_segments(store: Path, segments: List[Dict[str, Any]], schema: Schema,
+                  storage: Storage, names: Optional[List[str]]) -> None:
+    """Read and verify ``segments`` into ``storage`` (fresh arrays), overlapping the costs.
+
+    Two readers (one's checksum and page faults overlap the other's I/O), a hint to the
+    kernel to fetch the segments the readers will need next, and a helper that faults the
+    destination rows in ahead of them (``Storage.populate``, which never writes data).
+    """
+    fields = [f.name for f in segment_fields(schema, names)]
+    stop = threading.Event()
+
+    def populate() -> None:
+        for seg in segments:
+            for name in fields:
+                if stop.is_set():
+                    return
+                storage.populate(name, seg["start"], seg["end"])
+
+    def read(i: int) -> None:
+        if i + READERS < len(segments):
+            fmt.prefetch(store / segments[i + READERS]["file"])
+        seg = segments[i]
+        read_segment_into(store, seg, schema, storage.arrays, seg["start"], names)
+
+    helper = threading.Thread(target=populate, name="rla-load-populate", daemon=True)
+    helper.start()
+    try:
+        with ThreadPoolExecutor(max_workers=READERS, thread_name_prefix="rla-load") as pool:
+            if segments:
+                fmt.prefetch(store / segments[0]["file"])
+            for future in [pool.submit(read, i) for i in range(len(segments))]:
+                future.result()
+    finally:
+        stop.set()
+        helper.join()
 
 
 def check_compatible(buf: "ReplayBuffer", shard: Dict[str, Any], where: Path,
@@ -76,11 +115,7 @@ def exact_load(buf: "ReplayBuffer", store: Path, snap_dir: Path, shard: Dict[str
     storage = buf.storage.new_like().allocate(schema, buf.capacity)
     try:
         names = shard.get("segment_fields")
-        # two readers: one thread's page faults on the fresh arrays overlap the other's I/O
-        with ThreadPoolExecutor(max_workers=READERS) as pool:
-            for future in [pool.submit(read_segment_into, store, seg, schema, storage.arrays,
-                                       seg["start"], names) for seg in shard["segments"]]:
-                future.result()
+        read_segments(store, shard["segments"], schema, storage, names)
         arrays = read_arrays(snap_dir, shard)
         size = int(shard["size"])
         restore_dedup(storage.arrays, shard, arrays, size)

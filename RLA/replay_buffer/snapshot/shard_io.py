@@ -25,6 +25,9 @@ from RLA.version import __version__
 if TYPE_CHECKING:
     from RLA.replay_buffer.buffer import ReplayBuffer
 
+SAVE_THREADS = 2
+READ_THREADS = 2
+
 ChunkSource = Callable[[int, int, int], ContextManager[List[np.ndarray]]]
 
 
@@ -153,18 +156,18 @@ def write_shard(cap: Capture, staging: Path, session: str, source: ChunkSource,
     (cap.store / seg_rel).mkdir(parents=True, exist_ok=True)
     check_free_space(cap)
     to_sync: List[Path] = []
-    # fsync each finished segment in a helper thread while the next one is written, so the
-    # disk streams instead of waiting for one flush at the end
-    syncer = ThreadPoolExecutor(max_workers=1) if durable else None
-    futures = []
-    try:
+    # Two helper threads: the checksum of a segment is computed while this thread writes it,
+    # and at the end the fsyncs run concurrently. Each segment's writeback starts as soon as
+    # it is written (sync_file_range), so the disk streams from the first segment on and the
+    # final fsyncs mostly wait for the tail.
+    with ThreadPoolExecutor(max_workers=SAVE_THREADS, thread_name_prefix="rla-save") as pool:
         for chunk, start, end, ver in cap.todo:
             rel = f"{seg_rel}/c{chunk:07d}-{session}-{ver}-{token}.seg"
             path = cap.store / rel
             with source(chunk, start, end) as arrays:
-                nbytes, crc = fmt.write_views(path, [fmt.as_bytes_view(a) for a in arrays])
-            if syncer is not None:
-                futures.append(syncer.submit(fmt.fsync_paths, [path]))
+                nbytes, crc = fmt.write_views(path, [fmt.as_bytes_view(a) for a in arrays],
+                                              crc_pool=pool, writeback=durable)
+            to_sync.append(path)
             cap.written[chunk] = {"file": rel, "chunk": chunk, "start": start, "end": end,
                                   "bytes": nbytes, "crc32": crc, "ver": ver,
                                   "layout": cap.header["segment_fields"]}
@@ -174,18 +177,15 @@ def write_shard(cap: Capture, staging: Path, session: str, source: ChunkSource,
             adir.mkdir(parents=True, exist_ok=True)
             for name, arr in cap.arrays.items():
                 path = adir / f"{name}.bin"
-                nbytes, crc = fmt.write_views(path, [fmt.as_bytes_view(arr)], exclusive=False)
+                nbytes, crc = fmt.write_views(path, [fmt.as_bytes_view(arr)], exclusive=False,
+                                              crc_pool=pool, writeback=durable)
                 to_sync.append(path)
                 arrays_meta[name] = {"file": f"{fmt.shard_dir(cap.rank)}/{name}.bin",
                                      "dtype": arr.dtype.str, "shape": list(arr.shape),
                                      "bytes": nbytes, "crc32": crc}
-        for future in futures:
-            future.result()  # re-raise an fsync error
-    finally:
-        if syncer is not None:
-            syncer.shutdown(wait=True)
+        if durable:
+            fmt.fsync_paths(to_sync, pool=pool)
     if durable:
-        fmt.fsync_paths(to_sync)
         from RLA.fs import fsync_dir
         fsync_dir(cap.store / seg_rel)
     records = {**cap.reuse, **cap.written}

@@ -41,6 +41,13 @@ class Storage:
         """A fresh, unallocated storage with the same options (used for transactional loads)."""
         return type(self)(**self.options)
 
+    def populate(self, name: str, start: int, stop: int) -> None:
+        """Fault in rows ``[start, stop)`` of ``name`` ahead of a bulk write (a hint; no-op).
+
+        Must never change the contents: a loader calls it from a helper thread while other
+        threads are already writing rows.
+        """
+
     def flush(self) -> None:
         """Push pending writes to the backing store (no-op for RAM)."""
 
