@@ -27,7 +27,7 @@ EXTRAS["test"] = sorted({
     "imageio>=2.31", "imageio-ffmpeg>=0.4.9", "gymnasium>=0.29", "stable-baselines3>=2.3",
 })
 # The peers the benchmarks measure RLA against.
-EXTRAS["bench"] = sorted({TORCH, "mlflow>=2.10", "stable-baselines3>=2.3", "torchrl", "tensordict",
+EXTRAS["bench"] = sorted({TORCH, "mlflow>=2.10", "stable-baselines3>=2.3", "torchrl", "tensordict", "isal",
                           "tensorboard>=2.14"})
 EXTRAS["all"] = sorted({dep for deps in EXTRAS.values() for dep in deps})
 
