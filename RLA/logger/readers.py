@@ -14,9 +14,33 @@ def _pandas() -> Any:
     return pandas
 
 
+def complete_lines(fname: Any) -> bytes:
+    """The file's bytes up to its last newline (a torn last line is left out)."""
+    with open(fname, "rb") as handle:
+        data = handle.read()
+    if data and not data.endswith(b"\n"):
+        data = data[: data.rfind(b"\n") + 1]
+    return data
+
+
+def read_progress_csv(fname: Any, **kwargs: Any) -> Any:
+    """``progress.csv`` as a DataFrame, without a torn last line.
+
+    A process killed while appending can leave a last line without its newline (a write of
+    a row cut at a page boundary); that row was never acknowledged and may hold truncated
+    values, so readers drop it. The writer repairs the file when it reopens it.
+    """
+    import io
+
+    data = complete_lines(fname)
+    if not data.strip():
+        raise _pandas().errors.EmptyDataError(f"{fname}: no complete line")
+    return _pandas().read_csv(io.BytesIO(data), **kwargs)
+
+
 def read_csv(fname: str) -> Any:
-    """``progress.csv`` as a DataFrame (empty cells are NaN)."""
-    return _pandas().read_csv(fname, sep=",")
+    """``progress.csv`` as a DataFrame (empty cells are NaN; a torn last line is ignored)."""
+    return read_progress_csv(fname, sep=",")
 
 
 def read_json(fname: str) -> Any:

@@ -5,6 +5,7 @@ import difflib
 from pathlib import Path
 from typing import Any, Iterable, List, Optional, Sequence, Tuple, Union
 
+from RLA.logger.readers import read_progress_csv
 from RLA.errors import QueryError, RunNotFoundError
 from RLA.layout import PROGRESS_CSV
 from RLA.query.selection import RunRow
@@ -40,7 +41,7 @@ def read_progress(log_dir: Path, columns: Sequence[str]) -> Any:
     path = Path(log_dir) / PROGRESS_CSV
     wanted = set(columns)
     try:
-        return pd.read_csv(path, usecols=lambda c: c in wanted, low_memory=False)
+        return read_progress_csv(path, usecols=lambda c: c in wanted, low_memory=False)
     except (FileNotFoundError, pd.errors.EmptyDataError):
         return pd.DataFrame(columns=list(columns))
 

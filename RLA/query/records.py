@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import csv
+import io
 import json
 import math
 import os
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
+from RLA.logger.readers import complete_lines, read_progress_csv
 from RLA.layout import ARCHIVE_TESTER, PROGRESS_CSV, RUN_INFO_FILE, RunLayout
 from RLA.naming import index_time, parse_run_name
 
@@ -179,15 +181,15 @@ def _fast_numeric(path: Path) -> Optional[Tuple[List[str], Any]]:
     """Parse an all-numeric ``progress.csv`` with numpy (4x faster than pandas); else None."""
     import numpy as np
 
-    with open(path, "r", encoding="utf-8", newline="") as handle:
-        header_line = handle.readline()
-        if not header_line.strip():
-            return [], np.empty((0, 0))
-        header = next(csv.reader([header_line]))
-        try:
-            array = np.loadtxt(handle, delimiter=",", ndmin=2, dtype=float)
-        except ValueError:
-            return None  # empty cells, text values, torn rows: the general reader handles them
+    handle = io.StringIO(complete_lines(path).decode("utf-8"), newline="")
+    header_line = handle.readline()
+    if not header_line.strip():
+        return [], np.empty((0, 0))
+    header = next(csv.reader([header_line]))
+    try:
+        array = np.loadtxt(handle, delimiter=",", ndmin=2, dtype=float)
+    except ValueError:
+        return None  # empty cells, text values: the general reader handles them
     if array.size and array.shape[1] != len(header):
         return None
     return header, array.reshape(-1, len(header)) if array.size == 0 else array
@@ -222,7 +224,7 @@ def summarize_progress(path: Path, record: RunRecord) -> None:
             _add_column(record, column, array[:, i])
         return
     try:
-        frame = pd.read_csv(path, low_memory=False)
+        frame = read_progress_csv(path, low_memory=False)
     except pd.errors.EmptyDataError:
         return
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError, OSError) as exc:

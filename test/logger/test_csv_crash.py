@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from RLA.logger.readers import read_progress_csv
 from RLA.logger import Logger, TimeStepHolder
 from RLA.logger.formats.csv import CSVOutputFormat
 
@@ -104,7 +105,12 @@ def _acks(lines: List[str]) -> Tuple[Optional[int], bool]:
 
 def _verify(path: Path, acked: Optional[int]) -> int:
     """Assert the file is readable and every acknowledged row is present and intact."""
-    frame = pd.read_csv(path)
+    frame = pd.read_csv(path)  # a plain pandas reader must always succeed ...
+    if not path.read_bytes().endswith(b"\n"):
+        # ... and a torn last line (a row write cut by the kill at a page boundary) is a row
+        # that was never acknowledged: RLA's readers leave it out, so the checks do too.
+        assert acked is None or len(frame) - 1 > acked, "the torn row was acknowledged"
+        frame = read_progress_csv(path)
     ids = frame["id"].to_numpy()
     assert (ids == np.arange(len(ids))).all(), "rows missing, duplicated or out of order"
     if acked is not None:
@@ -172,3 +178,13 @@ def test_sigkill_at_random_moments_never_loses_an_acknowledged_row(tmp_path: Pat
     assert proc.returncode == 0, err.decode()[-2000:]
     assert _verify(path, rows_before + 29) == rows_before + 30
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_readers_leave_out_a_torn_last_line(tmp_path: Path) -> None:
+    from RLA.query.records import _fast_numeric
+
+    path = tmp_path / "progress.csv"
+    path.write_text("a,b\n1,10\n2,20\n3,30")  # the last row's write was cut: '30' may be '3042'
+    assert read_progress_csv(path)["b"].tolist() == [10, 20]
+    header, array = _fast_numeric(path)
+    assert header == ["a", "b"] and array[:, 1].tolist() == [10.0, 20.0]
