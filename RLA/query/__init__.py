@@ -21,6 +21,7 @@ from RLA.query.curves import load_curves
 from RLA.query.expr import Query, parse_query
 from RLA.query.frame import metric_column, rows_to_frame
 from RLA.query.selection import RunRow, Selection, parse_when, select_runs
+from RLA.query.warm import WARM
 
 
 class BrokenRunWarning(UserWarning):
@@ -37,7 +38,7 @@ def list_runs(data_root: Union[str, os.PathLike], task: Optional[str] = None,
               regex: Union[str, Sequence[str], None] = None, where: Optional[str] = None,
               since: Any = None, until: Any = None, status: Union[str, Sequence[str], None] = None,
               archived: Optional[bool] = False, include_broken: bool = False,
-              stats: Sequence[str] = ("last", "min", "max")) -> Any:
+              stats: Sequence[str] = ("last", "min", "max"), verify: bool = False) -> Any:
     """List runs as a DataFrame: one row per run.
 
     Columns: ``index, task, status, start_time, end_time, host, ip, archived, time_step,
@@ -45,16 +46,21 @@ def list_runs(data_root: Union[str, os.PathLike], task: Optional[str] = None,
     nested ones), then ``last(m)``, ``min(m)``, ``max(m)`` for each scalar ``m``. The list
     of skipped broken runs is in ``frame.attrs['skipped']`` (and emitted as warnings).
 
+    Runs created, deleted or moved always show at once. A run whose ``run.json`` says it
+    ended and whose files have not changed for a minute is "settled": a long-lived process
+    checks its files at most every 30 s (a hand edit shows within that); ``verify=True``
+    checks every file now. See :mod:`RLA.query.warm`.
+
     See :func:`select_runs` for the filters and the errors raised.
     """
     selection = select_runs(data_root, task=task, regex=regex, where=where, since=since,
                             until=until, status=status, archived=archived,
-                            include_broken=include_broken)
+                            include_broken=include_broken, verify=verify)
     warn_skipped(selection)
     frame = rows_to_frame(selection.runs, stats)
     frame.attrs["skipped"] = list(selection.skipped)
     return frame
 
 
-__all__ = ["BrokenRunWarning", "Catalog", "Query", "RunRow", "Selection", "list_runs", "load_curves",
+__all__ = ["WARM", "BrokenRunWarning", "Catalog", "Query", "RunRow", "Selection", "list_runs", "load_curves",
            "metric_column", "parse_query", "parse_when", "rows_to_frame", "select_runs", "warn_skipped"]

@@ -1,9 +1,12 @@
 """The SQLite catalog ``<data_root>/.rla_index.sqlite``: a disposable cache of run records.
 
-The directory tree is the source of truth. Every :meth:`Catalog.records` call walks the
-tree (cheap: directory listings and two ``stat`` calls per run), re-reads only the runs
-whose files changed (by mtime and size), drops rows of runs that are gone, and so never
-hides a run that exists on disk. The database uses WAL and a busy timeout so several
+The directory tree is the source of truth. Every :meth:`Catalog.records` call re-checks
+the tree's directories (only those whose mtime changed are listed again, see
+:mod:`RLA.query.tree`), so a run that exists on disk is never hidden and a deleted one
+never shown; it ``stat``\\ s the files of every run that may still change, re-reads the
+runs whose files changed (by mtime and size), and drops rows of runs that are gone. What a
+process learnt stays in memory (:mod:`RLA.query.warm`), so repeated queries touch SQLite
+only when something changed. The database uses WAL and a busy timeout so several
 processes may query and refresh it at once; a missing, old-format or corrupt database is
 rebuilt, and when the data root is read-only the catalog lives in memory.
 """
@@ -12,17 +15,18 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
-from RLA.layout import ARCHIVE_TESTER, CODE, INDEX_DB, LOG, RunLayout, iter_run_dirs
-from RLA.query.records import RunRecord, read_record, signature
+from RLA.layout import INDEX_DB, LOG, RunLayout
+from RLA.query.records import RunRecord, read_record, signature_and_mtime
+from RLA.query.tree import DISCOVERY_TYPES, discover, run_key  # noqa: F401 - re-exported
+from RLA.query.warm import RECHECK_S, WARM, Entry, RootState, db_stat, is_settled
 
 SCHEMA_VERSION = "1"
 BUSY_TIMEOUT_S = 30.0
-#: Data types whose presence makes a run (a run with only checkpoints is found by layout tools).
-DISCOVERY_TYPES = (LOG, CODE, ARCHIVE_TESTER)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
@@ -38,27 +42,6 @@ CREATE INDEX IF NOT EXISTS runs_task ON runs(task);
 ProgressFn = Callable[[Iterable[RunLayout], int], Iterable[RunLayout]]
 
 
-def run_key(run: RunLayout) -> str:
-    """Catalog key of a run: its relative path, prefixed by ``arc:`` when archived."""
-    return ("arc:" if run.archived else "") + run.relative
-
-
-def discover(data_root: os.PathLike, task: Optional[str] = None,
-             archived: Optional[bool] = False) -> Dict[str, RunLayout]:
-    """Every run on disk (by key), found under ``log/``, ``code/`` or ``archive_tester/``.
-
-    Args:
-        archived: ``False`` active runs only, ``True`` archived only, ``None`` both.
-    """
-    flags = [False, True] if archived is None else [archived]
-    found: Dict[str, RunLayout] = {}
-    for flag in flags:
-        for data_type in DISCOVERY_TYPES:
-            for run in iter_run_dirs(data_root, data_type, task=task, archived=flag):
-                found.setdefault(run_key(run), run)
-    return found
-
-
 def _in_scope(task_of_row: str, task: Optional[str]) -> bool:
     return task is None or task_of_row == task or task_of_row.startswith(task + "/")
 
@@ -71,13 +54,16 @@ class Catalog:
         path: the SQLite file (default ``<data_root>/.rla_index.sqlite``); ``":memory:"``
             keeps it in memory.
         workers: threads used to read changed runs.
+        recheck_s: seconds a settled run's files go without a ``stat`` (see
+            :mod:`RLA.query.warm`); 0 checks every run on every query.
     """
 
     def __init__(self, data_root: os.PathLike, path: Optional[os.PathLike] = None,
-                 workers: int = 4) -> None:
+                 workers: int = 4, recheck_s: float = RECHECK_S) -> None:
         self.data_root = Path(data_root)
         self.path = str(path) if path is not None else os.fspath(self.data_root / INDEX_DB)
         self.workers = max(1, workers)
+        self.recheck_s = recheck_s
         self.in_memory = self.path == ":memory:"
         #: Set when the file had to be rebuilt (missing/old/corrupt) on open.
         self.rebuilt_reason: Optional[str] = None
@@ -144,6 +130,7 @@ class Catalog:
     def reset(self) -> None:
         """Close and delete the database file (it is rebuilt from the tree on next use)."""
         self.close()
+        WARM.forget(self.data_root)
         if not self.in_memory:
             self._remove_files()
 
@@ -194,52 +181,119 @@ class Catalog:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
 
+    @property
+    def state(self) -> RootState:
+        """What this process remembers of the data root (see :mod:`RLA.query.warm`)."""
+        return WARM.get(self.data_root)
+
+    def _db_changed(self, state: RootState) -> bool:
+        """Whether the SQLite file is not as this process last left it (or was never seen)."""
+        if self.in_memory:
+            return self.path not in state.db_stats
+        return state.db_stats.get(self.path, ()) != db_stat(self.path)
+
+    def _remember_db(self, state: RootState) -> None:
+        state.db_stats[self.path] = (0, 0, 0) if self.in_memory else db_stat(self.path)
+
     def records(self, task: Optional[str] = None, archived: Optional[bool] = False,
-                progress: Optional[ProgressFn] = None) -> List[Tuple[RunLayout, RunRecord]]:
+                progress: Optional[ProgressFn] = None, verify: bool = False) -> List[Tuple[RunLayout, RunRecord]]:
         """Bring the catalog up to date with the tree and return the runs in scope.
 
         Args:
             task: only this task (and its sub-tasks ``task/...``).
             archived: ``False`` active runs, ``True`` archived runs, ``None`` both.
             progress: wraps the iterable of runs to re-read (e.g. a tqdm bar).
+            verify: ``stat`` every run's files now, settled ones too (see :mod:`RLA.query.warm`).
         """
-        on_disk = discover(self.data_root, task, archived)
+        state = WARM.get(self.data_root)
+        with state.lock:
+            return self._records(state, task, archived, progress, verify)
+
+    def _records(self, state: RootState, task: Optional[str], archived: Optional[bool],
+                 progress: Optional[ProgressFn], verify: bool) -> List[Tuple[RunLayout, RunRecord]]:
+        on_disk = state.tree.discover(task, archived)
+        now, now_ns = time.monotonic(), time.time_ns()
+        # The SQLite file is only opened when this process has not seen it as it is now
+        # (first query, another process wrote it, it was deleted or corrupted) or when a
+        # run must be looked up or written.
+        db_rows: Optional[Dict[str, Tuple[str, str]]] = None
+        if self._db_changed(state):
+            db_rows = self._load_rows(task)
+        result: Dict[str, RunRecord] = {}
+        stale: List[Tuple[str, RunLayout, str, int]] = []
+        log_roots: Dict[bool, str] = {}
+        for key, run in on_disk.items():
+            entry = state.entries.get(key)
+            if entry is not None and entry.settled and not verify and now - entry.checked_at < self.recheck_s:
+                result[key] = entry.record
+                continue
+            if run.archived not in log_roots:
+                log_roots[run.archived] = os.fspath(run.type_root(LOG))
+            sig, newest = signature_and_mtime(run, log_roots[run.archived])
+            if entry is not None and entry.sig == sig:
+                entry.checked_at, entry.settled = now, is_settled(entry.record, newest, now_ns)
+                result[key] = entry.record
+                continue
+            if db_rows is None:
+                db_rows = self._load_rows(task)
+            hit = db_rows.get(key)
+            if hit is not None and hit[0] == sig:
+                try:
+                    record = RunRecord(**json.loads(hit[1]))
+                except (ValueError, TypeError):
+                    pass
+                else:
+                    self._remember(state, key, run, sig, record, now, newest, now_ns)
+                    result[key] = record
+                    continue
+            stale.append((key, run, sig, newest))
+        fresh = self._read_many([(run, sig) for _, run, sig, _ in stale], progress)
+        for (key, run, sig, newest), record in zip(stale, fresh):
+            self._remember(state, key, run, sig, record, now, newest, now_ns)
+            result[key] = record
+        wanted = {False: archived is not True, True: archived is not False}
+        gone: set = set()
+        if state.scopes.get((task, archived)) != state.tree.version:  # runs vanish only with a tree change
+            gone = {key for key, entry in state.entries.items() if key not in on_disk
+                    and wanted[entry.layout.archived] and _in_scope(entry.layout.task, task)}
+            state.scopes[(task, archived)] = state.tree.version
+        if db_rows is not None:
+            gone.update(key for key in db_rows if key not in on_disk and wanted[key.startswith("arc:")])
+        for key in gone:
+            if state.entries.pop(key, None) is not None:
+                state.bump()
+        upserts = [(run, record) for (_, run, _, _), record in zip(stale, fresh)]
+        if db_rows is not None:  # a new, rebuilt or behind file: put back what it lacks
+            written = {key for key, _, _, _ in stale}
+            upserts += [(on_disk[key], record) for key, record in result.items()
+                        if key not in written and db_rows.get(key, ("",))[0] != record.signature]
+        if upserts or gone:
+            self._write(upserts, sorted(gone))
+        if db_rows is not None or upserts or gone:
+            self._remember_db(state)
+        return [(run, result[key]) for key, run in on_disk.items()]
+
+    def _load_rows(self, task: Optional[str]) -> Dict[str, Tuple[str, str]]:
+        """The stored rows in scope (a corrupt file is dropped and started over)."""
         try:
-            cached = self._cached(task)
+            return self._cached(task)
         except sqlite3.DatabaseError:
             self.close()
             self._remove_files()
             self.rebuilt_reason = "corrupt while reading"
-            cached = self._cached(task)
-        result: Dict[str, RunRecord] = {}
-        stale: List[Tuple[RunLayout, str]] = []
-        log_roots: Dict[bool, str] = {}
-        for key, run in on_disk.items():
-            if run.archived not in log_roots:
-                log_roots[run.archived] = os.fspath(run.type_root(LOG))
-            sig = signature(run, log_roots[run.archived])
-            hit = cached.get(key)
-            if hit is not None and hit[0] == sig:
-                try:
-                    result[key] = RunRecord(**json.loads(hit[1]))
-                    continue
-                except (ValueError, TypeError):
-                    pass
-            stale.append((run, sig))
-        fresh = self._read_many(stale, progress)
-        for (run, _), rec in zip(stale, fresh):
-            result[run_key(run)] = rec
-        wanted = {False: archived is not True, True: archived is not False}
-        gone = [key for key in cached if key not in on_disk
-                and wanted[key.startswith("arc:")]]
-        if fresh or gone:
-            self._write([(run, rec) for (run, _), rec in zip(stale, fresh)], gone)
-        return [(on_disk[key], result[key]) for key in sorted(on_disk)]
+            return self._cached(task)
+
+    @staticmethod
+    def _remember(state: RootState, key: str, run: RunLayout, sig: str, record: RunRecord,
+                  now: float, newest: int, now_ns: int) -> None:
+        state.entries[key] = Entry(run, sig, record, now, is_settled(record, newest, now_ns))
+        state.bump()
 
     def rebuild(self, progress: Optional[ProgressFn] = None) -> int:
         """Drop every row and re-read the whole tree; returns the number of runs indexed."""
         conn = self.conn
         conn.execute("DELETE FROM runs")
+        WARM.forget(self.data_root)
         return len(self.records(archived=None, progress=progress))
 
     def count(self) -> int:

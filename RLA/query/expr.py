@@ -181,6 +181,10 @@ class Query:
     names: FrozenSet[str] = frozenset()
     metrics: FrozenSet[str] = frozenset()
     positions: Tuple[Tuple[str, int], ...] = ()
+    #: The top-level ``and`` terms: ``(names, metrics, predicate)`` each (the whole query
+    #: when it is not a conjunction). A run matches only if every term is true for it.
+    conjuncts: Tuple[Tuple[FrozenSet[str], FrozenSet[str], Callable[[RowView], Any]], ...] = \
+        field(default=(), repr=False)
 
     def matches(self, row: RowView) -> bool:
         """Whether the run satisfies the expression."""
@@ -342,5 +346,13 @@ def parse_query(text: str) -> Query:
                      expected="a Python-like boolean expression", fix=hint) from None
     compiler = _Compiler(text)
     predicate = compiler.boolean(tree.body)
+    terms = tree.body.values if isinstance(tree.body, ast.BoolOp) and isinstance(tree.body.op, ast.And) \
+        else [tree.body]
+    conjuncts = []
+    for term in terms:
+        part = _Compiler(text)
+        getter = part.boolean(term)
+        conjuncts.append((frozenset(part.names), frozenset(part.metrics), getter))
     return Query(text=text, predicate=predicate, names=frozenset(compiler.names),
-                 metrics=frozenset(compiler.metrics), positions=tuple(compiler.positions))
+                 metrics=frozenset(compiler.metrics), positions=tuple(compiler.positions),
+                 conjuncts=tuple(conjuncts))

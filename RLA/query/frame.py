@@ -63,10 +63,12 @@ def rows_to_frame(rows: Sequence[RunRow], stats: Sequence[str] = METRIC_FUNCS) -
         records.append(item)
     params = sorted(k for k in param_keys if k not in BASE_COLUMNS)
     metric_cols = [metric_column(f, m) for m in sorted(metric_keys) for f in stats]
-    frame = pd.DataFrame.from_records(records, columns=BASE_COLUMNS + params + metric_cols)
-    if len(frame):
-        frame["start_time"] = pd.to_datetime(frame["start_time"])
-        frame["end_time"] = pd.to_datetime(frame["end_time"].map(_local_time), errors="coerce")
+    nan = float("nan")  # what from_records puts in a cell a row lacks
+    columns = {name: [item.get(name, nan) for item in records] for name in BASE_COLUMNS + params + metric_cols}
+    if records:
+        columns["start_time"] = pd.to_datetime(columns["start_time"])
+        columns["end_time"] = pd.to_datetime([_local_time(v) for v in columns["end_time"]], errors="coerce")
+    frame = pd.DataFrame(columns, columns=BASE_COLUMNS + params + metric_cols)
     frame.attrs["param_columns"] = params
     frame.attrs["metric_columns"] = metric_cols
     return frame

@@ -91,12 +91,22 @@ def literal(text: str) -> Any:
     return text
 
 
-def _stat_sig(path: "os.PathLike[str] | str") -> str:
+def _stat_sig(path: "os.PathLike[str] | str") -> Tuple[str, int]:
     try:
         st = os.stat(path)
     except OSError:
-        return "-"
-    return f"{st.st_mtime_ns}:{st.st_size}"
+        return "-", 0
+    return f"{st.st_mtime_ns}:{st.st_size}", st.st_mtime_ns
+
+
+def signature_and_mtime(run: RunLayout, log_root: Optional[str] = None) -> Tuple[str, int]:
+    """:func:`signature`, and the newest modification time (ns) of the files it covers."""
+    log_dir = os.path.join(log_root, run.relative) if log_root is not None else os.fspath(run.log_dir)
+    stats = [_stat_sig(os.path.join(log_dir, RUN_INFO_FILE)), _stat_sig(os.path.join(log_dir, PROGRESS_CSV))]
+    if stats[0][0] == "-":  # legacy / synced runs: every fallback source counts
+        stats += [_stat_sig(run.code_dir / PARAMETER_FILE), _stat_sig(os.path.join(log_dir, BACKUP_FILE)),
+                  _stat_sig(run.path(ARCHIVE_TESTER))]
+    return "|".join(sig for sig, _ in stats), max(mtime for _, mtime in stats)
 
 
 def signature(run: RunLayout, log_root: Optional[str] = None) -> str:
@@ -106,12 +116,7 @@ def signature(run: RunLayout, log_root: Optional[str] = None) -> str:
         run: the run.
         log_root: ``os.fspath(run.type_root('log'))`` when the caller has it (faster).
     """
-    log_dir = os.path.join(log_root, run.relative) if log_root is not None else os.fspath(run.log_dir)
-    parts = [_stat_sig(os.path.join(log_dir, RUN_INFO_FILE)), _stat_sig(os.path.join(log_dir, PROGRESS_CSV))]
-    if parts[0] == "-":  # legacy / synced runs: every fallback source counts
-        parts += [_stat_sig(run.code_dir / PARAMETER_FILE), _stat_sig(os.path.join(log_dir, BACKUP_FILE)),
-                  _stat_sig(run.path(ARCHIVE_TESTER))]
-    return "|".join(parts)
+    return signature_and_mtime(run, log_root)[0]
 
 
 def _read_json_dict(path: Path) -> Optional[Dict[str, Any]]:

@@ -19,6 +19,7 @@ from RLA.layout import RunLayout
 from RLA.naming import DATE_RE
 from RLA.query.catalog import Catalog, ProgressFn
 from RLA.query.expr import Query, RowView, parse_query
+from RLA.query.prefilter import candidates, group_values
 from RLA.query.records import RunRecord, start_time_of
 
 UNKNOWN_STATUS = "unknown"
@@ -177,15 +178,19 @@ def _known_names(records: Iterable[RunRecord]) -> Tuple[set, set]:
     return names, metrics
 
 
-def check_names(query: Query, records: Iterable[RunRecord]) -> None:
+def check_names(query: Query, records: Iterable[RunRecord],
+                known: Optional[Tuple[set, set]] = None) -> None:
     """Refuse a query naming a hyper-parameter or metric that no run in scope has.
+
+    Args:
+        known: the names and metrics of ``records`` if the caller has them.
 
     Raises:
         QueryError: with a "did you mean" hint and a caret under the name.
     """
     from RLA.query.expr import caret
 
-    names, metrics = _known_names(records)
+    names, metrics = known if known is not None else _known_names(records)
     for name in sorted(query.names - names):
         close = difflib.get_close_matches(name, sorted(names), n=1)
         raise QueryError(f"Unknown name {name!r} in query", expected="a hyper-parameter or run column "
@@ -218,7 +223,7 @@ def select_runs(data_root: Union[str, os.PathLike, Catalog], task: Optional[str]
                 regex: Union[str, Sequence[str], None] = None, where: Union[str, Query, None] = None,
                 since: Any = None, until: Any = None, status: Union[str, Sequence[str], None] = None,
                 archived: Optional[bool] = False, include_broken: bool = False,
-                progress: Optional[ProgressFn] = None) -> Selection:
+                progress: Optional[ProgressFn] = None, verify: bool = False) -> Selection:
     """Select runs of a data root.
 
     Args:
@@ -231,6 +236,7 @@ def select_runs(data_root: Union[str, os.PathLike, Catalog], task: Optional[str]
         archived: ``False`` active runs, ``True`` archived runs, ``None`` both.
         include_broken: keep runs that could not be read (they still appear in ``skipped``).
         progress: wraps the iterable of runs the catalog re-reads (a progress bar).
+        verify: ``stat`` every run's files, settled runs too (see :mod:`RLA.query.warm`).
 
     Raises:
         RunNotFoundError: ``task`` has no run at all.
@@ -250,14 +256,24 @@ def select_runs(data_root: Union[str, os.PathLike, Catalog], task: Optional[str]
     own = not isinstance(data_root, Catalog)
     catalog = Catalog(data_root) if own else data_root
     try:
-        pairs = catalog.records(task=task, archived=archived, progress=progress)
+        pairs = catalog.records(task=task, archived=archived, progress=progress, verify=verify)
         if task is not None:
             check_task(catalog, task, len(pairs))
     finally:
         if own:
             catalog.close()
+    state = catalog.state
+    keep = None
+    if query is not None:
+        scope = (task, archived)
+        known = state.cached(("names",) + scope, lambda: _known_names(record for _, record in pairs))
+        check_names(query, (), known)
+        keep = candidates(query, lambda name: state.cached(
+            ("values", name) + scope, lambda: group_values(name, (record for _, record in pairs))))
     result = Selection(scanned=len(pairs))
     rows: List[RunRow] = []
+    if keep is not None:  # broken runs stay in the loop to be reported
+        pairs = [pair for pair in pairs if id(pair[1]) in keep or pair[1].problems]
     for layout, record in pairs:
         if record.problems:
             result.skipped.append((layout.index, "; ".join(record.problems)))
@@ -274,7 +290,6 @@ def select_runs(data_root: Union[str, os.PathLike, Catalog], task: Optional[str]
             continue
         rows.append(row)
     if query is not None:
-        check_names(query, [record for _, record in pairs])
         rows = [row for row in rows if query.matches(row.view())]
     result.runs = rows
     return result

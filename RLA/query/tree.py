@@ -1,0 +1,167 @@
+"""Find the runs on disk, re-listing only the directories whose modification time changed.
+
+A directory's mtime changes whenever an entry is created, removed or renamed in it, so a
+listing taken earlier is still exact while the mtime is the same. One guard makes that
+safe with coarse timestamps (the same idea as git's "racy index" check): a listing is only
+trusted when it was taken more than :data:`RACY_NS` after the directory's mtime; a
+directory changed just before (or during) its listing is listed again next time. New,
+deleted, archived and moved runs are therefore always seen, at the cost of one ``stat``
+per directory down to the day directories instead of one walk of the whole tree.
+"""
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from typing import Dict, List, Optional, Tuple
+
+from RLA.layout import ARCHIVE, ARCHIVE_TESTER, CODE, LOG, RunLayout
+from RLA.naming import DATE_RE, parse_run_name
+
+#: Data types whose presence makes a run (a run with only checkpoints is found by layout tools).
+DISCOVERY_TYPES = (LOG, CODE, ARCHIVE_TESTER)
+#: A listing taken less than this after the directory's mtime is not trusted (coarse
+#: timestamps: 1-2 s on some filesystems, a clock tick on ext4).
+RACY_NS = 2_000_000_000
+_DAY_RE = re.compile(DATE_RE)
+_SUFFIX_RE = re.compile(r"\.(json|pkl)$")
+
+
+def run_key(run: RunLayout) -> str:
+    """Catalog key of a run: its relative path, prefixed by ``arc:`` when archived."""
+    return ("arc:" if run.archived else "") + run.relative
+
+
+class _Listing:
+    __slots__ = ("mtime_ns", "trusted", "dirs", "runs", "layouts")
+
+    def __init__(self, mtime_ns: int, trusted: bool, dirs: List[str], runs: List[str]) -> None:
+        self.mtime_ns = mtime_ns
+        self.trusted = trusted
+        self.dirs = dirs      # sub-directories to descend into (not for day directories)
+        self.runs = runs      # run names (day directories only)
+        self.layouts: Optional[List[RunLayout]] = None  # built on first use
+
+
+class TreeCache:
+    """Directory listings of one data root, reused while the directories are unchanged.
+
+    Thread-safe; one instance per data root (see :class:`RLA.query.catalog.Catalog`).
+    """
+
+    def __init__(self, data_root: os.PathLike) -> None:
+        self.data_root = os.fspath(data_root)
+        self._listings: Dict[str, _Listing] = {}
+        self._lock = threading.Lock()
+        #: Bumped whenever a directory is listed afresh; discover() results are memoised on it.
+        self.version = 0
+        self._found: Dict[Tuple[Optional[str], Optional[bool]], Tuple[int, Dict[str, RunLayout]]] = {}
+
+    def clear(self) -> None:
+        """Forget every listing (the next scan lists the whole tree)."""
+        with self._lock:
+            self._listings.clear()
+
+    def _list(self, path: str, is_day: bool, files: bool) -> Optional[_Listing]:
+        """The listing of ``path`` (cached while its mtime is unchanged); None if it is gone."""
+        try:
+            mtime = os.stat(path).st_mtime_ns
+        except OSError:
+            if self._listings.pop(path, None) is not None:
+                self.version += 1
+            return None
+        cached = self._listings.get(path)
+        if cached is not None and cached.trusted and cached.mtime_ns == mtime:
+            return cached
+        listed_at = time.time_ns()
+        dirs: List[str] = []
+        runs: List[str] = []
+        try:
+            with os.scandir(path) as entries:
+                for entry in entries:
+                    name = entry.name
+                    if name.startswith("."):
+                        continue
+                    if is_day:
+                        if files:
+                            if entry.is_file() and _SUFFIX_RE.search(name):
+                                stem = _SUFFIX_RE.sub("", name)
+                                if parse_run_name(stem) is not None:
+                                    runs.append(stem)
+                        elif entry.is_dir() and parse_run_name(name) is not None:
+                            runs.append(name)
+                    elif entry.is_dir(follow_symlinks=False):  # as os.walk: no descent into links
+                        dirs.append(name)
+        except OSError:
+            if self._listings.pop(path, None) is not None:
+                self.version += 1
+            return None
+        # A change in the same timestamp tick as the listing would leave the mtime as it is:
+        # such a listing is used once and taken again next time.
+        listing = _Listing(mtime, listed_at - mtime > RACY_NS, sorted(dirs), sorted(set(runs)))
+        old = self._listings.get(path)
+        if old is None or old.dirs != listing.dirs or old.runs != listing.runs:
+            self.version += 1
+        else:
+            listing.layouts = old.layouts
+        self._listings[path] = listing
+        return listing
+
+    def runs(self, data_type: str, task: Optional[str] = None, archived: bool = False) -> List[RunLayout]:
+        """Every run under ``<data_root>[/arc]/<data_type>[/<task>]``, like
+        :func:`RLA.layout.iter_run_dirs` (tasks may contain ``/``; hidden entries skipped)."""
+        from pathlib import Path
+
+        base = os.path.join(self.data_root, ARCHIVE, data_type) if archived else \
+            os.path.join(self.data_root, data_type)
+        start = os.path.join(base, task) if task else base
+        root = Path(self.data_root)
+        found: List[RunLayout] = []
+        files = data_type == ARCHIVE_TESTER
+        with self._lock:
+            stack: List[Tuple[str, str]] = [(start, task or "")]
+            while stack:
+                path, rel = stack.pop()
+                parts = rel.split("/") if rel else []
+                is_day = len(parts) >= 4 and _DAY_RE.fullmatch("/".join(parts[-3:])) is not None
+                listing = self._list(path, is_day, files)
+                if listing is None:
+                    continue
+                if is_day:
+                    if listing.layouts is None:
+                        task_name, date = "/".join(parts[:-3]), "/".join(parts[-3:])
+                        listing.layouts = [RunLayout(root, task_name, date, name, archived)
+                                           for name in listing.runs]
+                    found.extend(listing.layouts)
+                    continue
+                for name in reversed(listing.dirs):
+                    stack.append((os.path.join(path, name), f"{rel}/{name}" if rel else name))
+        return found
+
+    def discover(self, task: Optional[str] = None, archived: Optional[bool] = False) -> Dict[str, RunLayout]:
+        """Every run on disk (by :func:`run_key`, in key order), found under ``log/``,
+        ``code/`` or ``archive_tester/``. The dict is shared: do not modify it.
+
+        Args:
+            archived: ``False`` active runs only, ``True`` archived only, ``None`` both.
+        """
+        flags = [False, True] if archived is None else [archived]
+        per_type = [self.runs(data_type, task=task, archived=flag)
+                    for flag in flags for data_type in DISCOVERY_TYPES]
+        memo = self._found.get((task, archived))
+        if memo is not None and memo[0] == self.version:
+            return memo[1]
+        found: Dict[str, RunLayout] = {}
+        for runs in per_type:
+            for run in runs:
+                found.setdefault(run_key(run), run)
+        found = {key: found[key] for key in sorted(found)}  # callers rely on the key order
+        self._found[(task, archived)] = (self.version, found)
+        return found
+
+
+def discover(data_root: os.PathLike, task: Optional[str] = None,
+             archived: Optional[bool] = False) -> Dict[str, RunLayout]:
+    """Every run on disk (by key), listing the whole tree (no cache)."""
+    return TreeCache(data_root).discover(task, archived)
