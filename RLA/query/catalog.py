@@ -20,10 +20,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
-from RLA.layout import INDEX_DB, LOG, RunLayout
+from RLA.layout import ARCHIVE, INDEX_DB, LOG, RunLayout
 from RLA.query.records import RunRecord, read_record, signature_and_mtime
 from RLA.query.tree import DISCOVERY_TYPES, discover, run_key  # noqa: F401 - re-exported
-from RLA.query.warm import RECHECK_S, WARM, Entry, RootState, db_stat, is_settled
+from RLA.query.warm import RECHECK_S, WARM, Entry, RootState, View, db_stat, is_settled
 
 SCHEMA_VERSION = "1"
 BUSY_TIMEOUT_S = 30.0
@@ -207,11 +207,53 @@ class Catalog:
         """
         state = WARM.get(self.data_root)
         with state.lock:
-            return self._records(state, task, archived, progress, verify)
+            scope = (task, archived)
+            on_disk = state.tree.discover(task, archived)
+            if not verify:
+                unchanged = self._unchanged(state, scope)
+                if unchanged is not None:
+                    return unchanged
+            pairs = self._records(state, on_disk, task, archived, progress, verify)
+            self._remember_view(state, scope, pairs)
+            return list(pairs)
 
-    def _records(self, state: RootState, task: Optional[str], archived: Optional[bool],
-                 progress: Optional[ProgressFn], verify: bool) -> List[Tuple[RunLayout, RunRecord]]:
-        on_disk = state.tree.discover(task, archived)
+    def _unchanged(self, state: RootState, scope: Tuple[Optional[str], Optional[bool]]
+                   ) -> Optional[List[Tuple[RunLayout, RunRecord]]]:
+        """The last answer for ``scope`` if nothing it covers can have changed, else None.
+
+        It holds while no directory changed (tree version), no record changed (generation),
+        the SQLite file is as this process left it, no settled run is due for its re-check,
+        and a ``stat`` of every live run finds its files as they were.
+        """
+        view = state.views.get(scope)
+        now = time.monotonic()
+        if view is None or view.tree_version != state.tree.version or view.generation != state.generation \
+                or now - view.oldest_check >= self.recheck_s or self._db_changed(state):
+            return None
+        now_ns = time.time_ns()
+        for entry in view.live:
+            run = entry.layout
+            sig, newest = signature_and_mtime(run, view.log_roots[run.archived])
+            if sig != entry.sig:
+                return None
+            entry.checked_at = now
+            if is_settled(entry.record, newest, now_ns):
+                return None  # still right, but the view's live list must be made anew
+        return list(view.pairs)
+
+    def _remember_view(self, state: RootState, scope: Tuple[Optional[str], Optional[bool]],
+                       pairs: List[Tuple[RunLayout, RunRecord]]) -> None:
+        entries = [state.entries[run_key(run)] for run, _ in pairs]
+        settled = [entry.checked_at for entry in entries if entry.settled]
+        log_roots = {flag: os.fspath(Path(self.data_root, ARCHIVE, LOG) if flag else Path(self.data_root, LOG))
+                     for flag in (False, True)}
+        state.views[scope] = View(state.tree.version, state.generation, pairs,
+                                  [entry for entry in entries if not entry.settled],
+                                  min(settled, default=time.monotonic()), log_roots)
+
+    def _records(self, state: RootState, on_disk: Dict[str, RunLayout], task: Optional[str],
+                 archived: Optional[bool], progress: Optional[ProgressFn],
+                 verify: bool) -> List[Tuple[RunLayout, RunRecord]]:
         now, now_ns = time.monotonic(), time.time_ns()
         # The SQLite file is only opened when this process has not seen it as it is now
         # (first query, another process wrote it, it was deleted or corrupted) or when a

@@ -27,6 +27,22 @@ def _local_time(text: Any) -> Any:
     return when.astimezone().replace(tzinfo=None) if when.tzinfo else when
 
 
+def _static_item(row: RunRow, log_root: str) -> Dict[str, Any]:
+    """The cells of a run's row that only change when its record does (no status, no metrics)."""
+    info, layout, record = row.record.info, row.layout, row.record
+    item: Dict[str, Any] = {
+        "index": row.index, "task": layout.task, "start_time": row.start_time,
+        "end_time": _local_time(info.get("end_time")), "host": info.get("host"),
+        "ip": info.get("ip") or _name_ip(layout.name), "archived": layout.archived,
+        "parent": info.get("parent"), "time_step": record.time_step, "n_rows": record.n_rows,
+        "param_source": record.param_source, "name": layout.name,
+        "log_dir": os.path.join(log_root, layout.relative),
+    }
+    for key, value in record.params.items():
+        item[key] = tuple(value) if isinstance(value, list) else value
+    return item
+
+
 def rows_to_frame(rows: Sequence[RunRow], stats: Sequence[str] = METRIC_FUNCS) -> Any:
     """Build the DataFrame of :func:`RLA.query.list_runs` from selected runs.
 
@@ -41,21 +57,17 @@ def rows_to_frame(rows: Sequence[RunRow], stats: Sequence[str] = METRIC_FUNCS) -
     param_keys: Dict[str, None] = {}
     metric_keys: Dict[str, None] = {}
     for row in rows:
-        info = row.record.info
-        root_key = (row.layout.data_root, row.layout.archived)
-        if root_key not in log_roots:
-            log_roots[root_key] = os.fspath(row.layout.type_root(LOG))
-        item: Dict[str, Any] = {
-            "index": row.index, "task": row.layout.task, "status": row.status,
-            "start_time": row.start_time, "end_time": info.get("end_time"),
-            "host": info.get("host"), "ip": info.get("ip") or _name_ip(row.layout.name), "archived": row.layout.archived,
-            "parent": info.get("parent"), "time_step": row.record.time_step, "n_rows": row.record.n_rows,
-            "param_source": row.record.param_source, "name": row.layout.name,
-            "log_dir": os.path.join(log_roots[root_key], row.layout.relative),
-        }
-        for key, value in row.record.params.items():
-            param_keys.setdefault(key, None)
-            item[key] = tuple(value) if isinstance(value, list) else value
+        memo = row.memo
+        item = memo.get(id(row.record)) if memo is not None else None
+        if item is None:
+            root_key = (row.layout.data_root, row.layout.archived)
+            if root_key not in log_roots:
+                log_roots[root_key] = os.fspath(row.layout.type_root(LOG))
+            item = _static_item(row, log_roots[root_key])
+            if memo is not None:
+                memo[id(row.record)] = item
+        item = dict(item, status=row.status)  # a running run's status changes with time
+        param_keys.update(dict.fromkeys(row.record.params))
         for metric, triple in row.record.metrics.items():
             metric_keys.setdefault(metric, None)
             for func in stats:
@@ -65,9 +77,11 @@ def rows_to_frame(rows: Sequence[RunRow], stats: Sequence[str] = METRIC_FUNCS) -
     metric_cols = [metric_column(f, m) for m in sorted(metric_keys) for f in stats]
     nan = float("nan")  # what from_records puts in a cell a row lacks
     columns = {name: [item.get(name, nan) for item in records] for name in BASE_COLUMNS + params + metric_cols}
-    if records:
-        columns["start_time"] = pd.to_datetime(columns["start_time"])
-        columns["end_time"] = pd.to_datetime([_local_time(v) for v in columns["end_time"]], errors="coerce")
+    if records:  # naive local times; numpy converts None to NaT (cheaper than pd.to_datetime)
+        import numpy as np
+
+        columns["start_time"] = np.array(columns["start_time"], dtype="datetime64[us]")
+        columns["end_time"] = np.array(columns["end_time"], dtype="datetime64[us]")
     frame = pd.DataFrame(columns, columns=BASE_COLUMNS + params + metric_cols)
     frame.attrs["param_columns"] = params
     frame.attrs["metric_columns"] = metric_cols

@@ -43,28 +43,40 @@ def group_values(name: str, records: Iterable[RunRecord]) -> ValueGroups:
     return groups, ungrouped
 
 
-def candidates(query: Query, groups_of: Callable[[str], ValueGroups]) -> Optional[Set[int]]:
-    """Ids of the records that may match ``query`` (None: the query has no term the pre-filter can use).
+def candidates(query: Query, groups_of: Callable[[str], ValueGroups]) -> Tuple[Optional[Set[int]], Set[int]]:
+    """Ids of the records that may match ``query``, and those of them still to be evaluated.
+
+    Returns:
+        ``(keep, unsure)``: ``keep`` is None when no term of the query can be used. A kept
+        record is *sure* when every term of the query was decided for its value; the
+        others (``unsure``) must go through the exact evaluation.
 
     Args:
         query: the parsed query.
         groups_of: :func:`group_values` of a name over every run in scope (memoised by the caller).
     """
     keep: Optional[Set[int]] = None
+    unsure: Set[int] = set()
+    all_used = True
     for names, metrics, term in query.conjuncts:
         if len(names) != 1 or metrics:
+            all_used = False
             continue
         name = next(iter(names))
         groups, ungrouped = groups_of(name)
         passing: Set[int] = set(ungrouped)
+        unsure.update(ungrouped)
         for value, keys in groups.values():
             try:
                 ok = bool(term(RowView({name: value}, {}, None)))
             except Exception:  # noqa: BLE001 - let the exact evaluation decide
                 ok = True
+                unsure.update(keys)
             if ok:
                 passing.update(keys)
         keep = passing if keep is None else keep & passing
         if not keep:
             break
-    return keep
+    if keep is None:
+        return None, set()
+    return keep, (set(keep) if not all_used else unsure & keep)

@@ -35,11 +35,15 @@ class RunRow:
     for most runs).
     """
 
-    __slots__ = ("layout", "record", "_status", "_start")
+    __slots__ = ("layout", "record", "memo", "_status", "_start")
 
-    def __init__(self, layout: RunLayout, record: RunRecord) -> None:
+    def __init__(self, layout: RunLayout, record: RunRecord,
+                 memo: Optional[Dict[int, Dict[str, Any]]] = None) -> None:
         self.layout = layout
         self.record = record
+        #: Shared cache of the rows' static frame cells, by ``id(record)``; valid while the
+        #: records it was made for are alive and unchanged (one per catalog generation).
+        self.memo = memo
         self._status: Optional[str] = None
         self._start: Any = False
 
@@ -263,17 +267,21 @@ def select_runs(data_root: Union[str, os.PathLike, Catalog], task: Optional[str]
         if own:
             catalog.close()
     state = catalog.state
-    keep = None
+    keep, unsure = None, set()
     if query is not None:
         scope = (task, archived)
         known = state.cached(("names",) + scope, lambda: _known_names(record for _, record in pairs))
         check_names(query, (), known)
-        keep = candidates(query, lambda name: state.cached(
+        keep, unsure = candidates(query, lambda name: state.cached(
             ("values", name) + scope, lambda: group_values(name, (record for _, record in pairs))))
     result = Selection(scanned=len(pairs))
     rows: List[RunRow] = []
-    if keep is not None:  # broken runs stay in the loop to be reported
-        pairs = [pair for pair in pairs if id(pair[1]) in keep or pair[1].problems]
+    memo = state.cached("frame items", dict)
+    if keep is not None:  # only the candidates, and the broken runs (to be reported), in order
+        position, broken = state.cached(("positions",) + scope, lambda: (
+            {id(record): i for i, (_, record) in enumerate(pairs)},
+            [i for i, (_, record) in enumerate(pairs) if record.problems]))
+        pairs = [pairs[i] for i in sorted({position[key] for key in keep if key in position}.union(broken))]
     for layout, record in pairs:
         if record.problems:
             result.skipped.append((layout.index, "; ".join(record.problems)))
@@ -281,7 +289,7 @@ def select_runs(data_root: Union[str, os.PathLike, Catalog], task: Optional[str]
                 continue
         if selectors and not any(match_selector(layout, s) for s in selectors):
             continue
-        row = RunRow(layout, record)
+        row = RunRow(layout, record, memo)
         if since_t and (row.start_time is None or row.start_time < since_t):
             continue
         if until_t and (row.start_time is None or row.start_time > until_t):
@@ -289,7 +297,8 @@ def select_runs(data_root: Union[str, os.PathLike, Catalog], task: Optional[str]
         if statuses and row.status not in statuses:
             continue
         rows.append(row)
-    if query is not None:
-        rows = [row for row in rows if query.matches(row.view())]
+    if query is not None:  # the prefilter decided the sure ones exactly
+        rows = [row for row in rows if (keep is not None and id(row.record) not in unsure)
+                or query.matches(row.view())]
     result.runs = rows
     return result

@@ -17,7 +17,7 @@ import os
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from RLA.layout import RunLayout
 from RLA.query.records import RunRecord
@@ -45,14 +45,26 @@ class Entry:
 
 def is_settled(record: RunRecord, newest_mtime_ns: int, now_ns: int) -> bool:
     """Whether a run can no longer change by itself (see the module docstring)."""
-    if record.problems or now_ns - newest_mtime_ns < SETTLE_S * 1e9:
-        return False
+    if record.problems or newest_mtime_ns == 0 or now_ns - newest_mtime_ns < SETTLE_S * 1e9:
+        return False  # broken, none of its files written yet (a run being created), or recent
     if not record.info:  # legacy or synced-without-run.json runs: quiet files are enough
         return True
     if record.info.get("status") in _ENDED:
         return True
     from RLA.manager.run_info import effective_status
     return effective_status(record.info) in _ENDED
+
+
+@dataclass
+class View:
+    """The last answer for one (task, archived) scope and what it depends on."""
+
+    tree_version: int
+    generation: int
+    pairs: List[Tuple[RunLayout, RunRecord]]
+    live: List[Entry]            # entries whose files are stat'ed on every query
+    oldest_check: float          # the earliest checked_at among the settled entries
+    log_roots: Dict[bool, str]   # archived flag -> the log/ folder
 
 
 class RootState:
@@ -65,6 +77,8 @@ class RootState:
         #: ``stat`` of each SQLite file as this process last left it: a change (another
         #: process wrote it, it was deleted or corrupted) means "open and check it".
         self.db_stats: Dict[str, Optional[Tuple[int, int, int]]] = {}
+        #: The last answer per (task, archived) scope (see Catalog._unchanged).
+        self.views: Dict[Tuple[Optional[str], Optional[bool]], View] = {}
         #: Tree version at which each (task, archived) scope was last checked for vanished runs.
         self.scopes: Dict[Tuple[Optional[str], Optional[bool]], int] = {}
         #: Bumped whenever a record is added, changed or dropped.

@@ -154,3 +154,20 @@ def test_the_prefilter_selects_exactly_what_row_by_row_evaluation_selects(db, te
     everything = select_runs(db, include_broken=True).runs
     expected = sorted(row.index for row in everything if query.matches(row.view()))
     assert sorted(row.index for row in select_runs(db, where=text, include_broken=True).runs) == expected
+
+
+@pytest.mark.timeout(60)
+def test_a_run_found_before_its_files_exist_is_read_when_they_appear(tmp_path):
+    # Writers create a run's folders first and its files next: a query in between sees a run
+    # without files, which must not count as settled (it would not be read again for 30 s).
+    root = tmp_path / "data"
+    layout = make_run(root, task="t", params={"seed": 0}, curves={"return": [1.0, 2.0]})
+    files = {p: p.read_bytes() for p in (layout.log_dir / "run.json", layout.log_dir / "progress.csv",
+                                         layout.code_dir / "parameter.json")}
+    for path in files:
+        path.unlink()
+    age_tree(root)
+    assert list_runs(root)["n_rows"].tolist() == [0]
+    for path, data in files.items():
+        path.write_bytes(data)
+    assert list_runs(root)["last(return)"].tolist() == [2.0]
