@@ -1,14 +1,13 @@
-"""The SQLite catalog ``<data_root>/.rla_index.sqlite``: a disposable cache of run records.
+"""Keep the run index of a data root in step with its directory tree and answer from it.
 
-The directory tree is the source of truth. Every :meth:`Catalog.records` call re-checks
+The index is ``<data_root>/.rla_index.sqlite`` (:mod:`RLA.query.index_file`), a disposable
+cache; the directory tree is the source of truth. Every :meth:`Catalog.records` call re-checks
 the tree's directories (only those whose mtime changed are listed again, see
 :mod:`RLA.query.tree`), so a run that exists on disk is never hidden and a deleted one
 never shown; it ``stat``\\ s the files of every run that may still change, re-reads the
 runs whose files changed (by mtime and size), and drops rows of runs that are gone. What a
 process learnt stays in memory (:mod:`RLA.query.warm`), so repeated queries touch SQLite
-only when something changed. The database uses WAL and a busy timeout so several
-processes may query and refresh it at once; a missing, old-format or corrupt database is
-rebuilt, and when the data root is read-only the catalog lives in memory.
+only when something changed. Several processes may query and refresh it at once.
 """
 from __future__ import annotations
 
@@ -22,22 +21,9 @@ from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 from RLA.layout import ARCHIVE, INDEX_DB, LOG, RunLayout
 from RLA.query.records import RunRecord, read_record, signature_and_mtime
-from RLA.query.tree import DISCOVERY_TYPES, discover, run_key  # noqa: F401 - re-exported
-from RLA.query.warm import RECHECK_S, WARM, Entry, RootState, View, db_stat, is_settled
-
-SCHEMA_VERSION = "1"
-BUSY_TIMEOUT_S = 30.0
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS runs (
-    key TEXT PRIMARY KEY,
-    task TEXT NOT NULL,
-    archived INTEGER NOT NULL,
-    sig TEXT NOT NULL,
-    record TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS runs_task ON runs(task);
-"""
+from RLA.query.tree import run_key
+from RLA.query.index_file import IndexFile
+from RLA.query.warm import RECHECK_S, WARM, Entry, RootState, View, is_settled
 
 ProgressFn = Callable[[Iterable[RunLayout], int], Iterable[RunLayout]]
 
@@ -61,84 +47,40 @@ class Catalog:
     def __init__(self, data_root: os.PathLike, path: Optional[os.PathLike] = None,
                  workers: int = 4, recheck_s: float = RECHECK_S) -> None:
         self.data_root = Path(data_root)
-        self.path = str(path) if path is not None else os.fspath(self.data_root / INDEX_DB)
+        self.file = IndexFile(str(path) if path is not None else os.fspath(self.data_root / INDEX_DB))
         self.workers = max(1, workers)
         self.recheck_s = recheck_s
-        self.in_memory = self.path == ":memory:"
-        #: Set when the file had to be rebuilt (missing/old/corrupt) on open.
-        self.rebuilt_reason: Optional[str] = None
-        self._conn: Optional[sqlite3.Connection] = None
 
-    # -- connection ------------------------------------------------------------------
-    def _connect(self, path: str) -> sqlite3.Connection:
-        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None,
-                               check_same_thread=False)
-        conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-        if path != ":memory:":
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
-        conn.executescript(_SCHEMA)
-        row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-        if row is None:
-            conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
-        elif row[0] != SCHEMA_VERSION:
-            raise sqlite3.DatabaseError(f"schema version {row[0]} != {SCHEMA_VERSION}")
-        conn.execute("SELECT count(*) FROM runs").fetchone()
-        return conn
+    @property
+    def path(self) -> str:
+        """The SQLite file (``":memory:"`` when kept in memory)."""
+        return self.file.path
 
-    def _remove_files(self) -> None:
-        for suffix in ("", "-wal", "-shm"):
-            try:
-                os.unlink(self.path + suffix)
-            except FileNotFoundError:
-                pass
+    @property
+    def in_memory(self) -> bool:
+        """Whether the index lives in memory (read-only data root, file held elsewhere)."""
+        return self.file.in_memory
+
+    @property
+    def rebuilt_reason(self) -> Optional[str]:
+        """Why the file had to be rebuilt (missing/old/corrupt), None if it was usable."""
+        return self.file.rebuilt_reason
 
     @property
     def conn(self) -> sqlite3.Connection:
-        """The open connection (opened, and rebuilt if unusable, on first use)."""
-        if self._conn is not None:
-            return self._conn
-        if not self.in_memory:
-            existed = os.path.exists(self.path)
-            try:
-                self._conn = self._connect(self.path)
-                if not existed:
-                    self.rebuilt_reason = "missing"
-                return self._conn
-            except sqlite3.DatabaseError as exc:
-                if isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc)):
-                    # Another process holds it longer than the busy timeout: never delete a
-                    # file in use; answer from memory this time.
-                    self.in_memory = True
-                    self._conn = self._connect(":memory:")
-                    return self._conn
-                # Corrupt or foreign file: it is only a cache, so drop it and start over.
-                self.rebuilt_reason = f"unusable ({exc})"
-                try:
-                    self._remove_files()
-                    self._conn = self._connect(self.path)
-                    return self._conn
-                except (sqlite3.Error, OSError):
-                    pass
-            except OSError:
-                pass
-        # Read-only data root (or a filesystem SQLite cannot lock): keep the cache in memory.
-        self.in_memory = True
-        self._conn = self._connect(":memory:")
-        return self._conn
+        """The open SQLite connection (opened, and rebuilt if unusable, on first use)."""
+        return self.file.conn
 
     def reset(self) -> None:
         """Close and delete the database file (it is rebuilt from the tree on next use)."""
         self.close()
         WARM.forget(self.data_root)
         if not self.in_memory:
-            self._remove_files()
+            self.file.remove_files()
 
     def close(self) -> None:
         """Close the connection (safe to call twice)."""
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        self.file.close()
 
     def __enter__(self) -> "Catalog":
         return self
@@ -147,15 +89,6 @@ class Catalog:
         self.close()
 
     # -- contents --------------------------------------------------------------------
-    def _cached(self, task: Optional[str]) -> Dict[str, Tuple[str, str]]:
-        if task is None:
-            rows = self.conn.execute("SELECT key, sig, record FROM runs")
-        else:
-            rows = self.conn.execute(
-                "SELECT key, sig, record FROM runs WHERE task = ? OR substr(task, 1, ?) = ?",
-                (task, len(task) + 1, task + "/"))
-        return {key: (sig, record) for key, sig, record in rows}
-
     def _read_many(self, runs: List[Tuple[RunLayout, str]],
                    progress: Optional[ProgressFn]) -> List[RunRecord]:
         items: Iterable[Tuple[RunLayout, str]] = runs
@@ -167,19 +100,8 @@ class Catalog:
             return list(pool.map(lambda pair: read_record(pair[0], pair[1], full_info=False), items))
 
     def _write(self, upserts: List[Tuple[RunLayout, RunRecord]], deletes: List[str]) -> None:
-        rows = [(run_key(run), run.task, int(run.archived), rec.signature, json.dumps(rec.__dict__))
-                for run, rec in upserts]
-        conn = self.conn
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-            conn.executemany("INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?, ?)", rows)
-            conn.executemany("DELETE FROM runs WHERE key = ?", [(k,) for k in deletes])
-            conn.execute("COMMIT")
-        except sqlite3.OperationalError:
-            # Locked for longer than the busy timeout or read-only: the answer is still
-            # correct (it came from disk); only the cache update is skipped.
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
+        self.file.write([(run_key(run), run.task, int(run.archived), rec.signature, json.dumps(rec.__dict__))
+                         for run, rec in upserts], deletes)
 
     @property
     def state(self) -> RootState:
@@ -190,10 +112,10 @@ class Catalog:
         """Whether the SQLite file is not as this process last left it (or was never seen)."""
         if self.in_memory:
             return self.path not in state.db_stats
-        return state.db_stats.get(self.path, ()) != db_stat(self.path)
+        return state.db_stats.get(self.path, ()) != self.file.stat()
 
     def _remember_db(self, state: RootState) -> None:
-        state.db_stats[self.path] = (0, 0, 0) if self.in_memory else db_stat(self.path)
+        state.db_stats[self.path] = (0, 0, 0) if self.in_memory else self.file.stat()
 
     def records(self, task: Optional[str] = None, archived: Optional[bool] = False,
                 progress: Optional[ProgressFn] = None, verify: bool = False) -> List[Tuple[RunLayout, RunRecord]]:
@@ -316,14 +238,7 @@ class Catalog:
         return [(run, result[key]) for key, run in on_disk.items()]
 
     def _load_rows(self, task: Optional[str]) -> Dict[str, Tuple[str, str]]:
-        """The stored rows in scope (a corrupt file is dropped and started over)."""
-        try:
-            return self._cached(task)
-        except sqlite3.DatabaseError:
-            self.close()
-            self._remove_files()
-            self.rebuilt_reason = "corrupt while reading"
-            return self._cached(task)
+        return self.file.rows(task)
 
     @staticmethod
     def _remember(state: RootState, key: str, run: RunLayout, sig: str, record: RunRecord,
@@ -340,4 +255,4 @@ class Catalog:
 
     def count(self) -> int:
         """Rows currently stored (without refreshing)."""
-        return int(self.conn.execute("SELECT count(*) FROM runs").fetchone()[0])
+        return self.file.count()

@@ -214,7 +214,7 @@ def check_task(catalog: Catalog, task: str, scanned: int) -> None:
     """Raise :class:`RunNotFoundError` for a task that has no run at all."""
     if scanned:
         return
-    from RLA.query.catalog import discover
+    from RLA.query.tree import discover
     tasks = sorted({run.task for run in discover(catalog.data_root, None, None).values()})
     close = difflib.get_close_matches(task, tasks, n=1)
     raise RunNotFoundError(f"Unknown task {task!r} in {catalog.data_root}",

@@ -97,15 +97,6 @@ class RootState:
             return self.derived[key]
 
 
-def db_stat(path: str) -> Optional[Tuple[int, int, int]]:
-    """Identity of a file's current contents (inode, size, mtime), None if missing."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_ino, st.st_size, st.st_mtime_ns
-
-
 class WarmCaches:
     """Per-process states of the data roots queried so far."""
 

@@ -12,7 +12,7 @@ def rebuild(args: argparse.Namespace) -> int:
 
     data_root = resolve_data_root(args.data_root)
     if args.dry_run:
-        from RLA.query.catalog import discover
+        from RLA.query.tree import discover
         print(f"would rebuild {data_root / '.rla_index.sqlite'} from {len(discover(data_root, archived=None))} runs")
         return 0
     start = time.perf_counter()
