@@ -195,8 +195,16 @@ def cold_worker(system: str, root: str, query: str, threshold: float) -> None:
     print(json.dumps({"seconds": time.perf_counter() - start, "count": count}))
 
 
+#: Fast queries get more repetitions (same rule for every system): at least --reps, up to
+#: MAX_REPS, within about REPS_BUDGET_S seconds per measure.
+MAX_REPS, REPS_BUDGET_S = 50, 0.5
+
+
 def median_time(fn: Callable[[], int], reps: int) -> Tuple[float, int]:
+    start = time.perf_counter()
     count = fn()  # warm-up
+    first = time.perf_counter() - start
+    reps = max(reps, min(MAX_REPS, int(REPS_BUDGET_S / max(first, 1e-6))))
     times = []
     for _ in range(reps):
         start = time.perf_counter()
@@ -324,7 +332,9 @@ def main(argv: List[str] | None = None) -> int:
               "rows": rows, "goals": goals,
               "notes": ["warm = repeated query in one process (RLA's SQLite index current); cold = first query "
                         "in a fresh process, imports excluded, RLA's index deleted first (rebuilt from the tree); "
-                        "OS file cache warm for every system",
+                        "OS file cache warm for every system; warm figures are medians of --reps repetitions, "
+                        "more for fast queries (up to 50 within about 0.5 s per measure, the same rule for "
+                        "every system)",
                         "RLA's runs ended over a minute before the warm queries (settled, see RLA.query.warm): "
                         "a warm query re-checks every directory (creations, deletions, moves) and the files of "
                         "live runs, and a settled run's files at least every 30 s; the verify=True rows stat "

@@ -82,7 +82,9 @@ def rows_to_frame(rows: Sequence[RunRow], stats: Sequence[str] = METRIC_FUNCS) -
 
         columns["start_time"] = np.array(columns["start_time"], dtype="datetime64[us]")
         columns["end_time"] = np.array(columns["end_time"], dtype="datetime64[us]")
-    frame = pd.DataFrame(columns, columns=BASE_COLUMNS + params + metric_cols)
+    # The dict is in column order; naming the columns again makes pandas reindex (slower).
+    frame = pd.DataFrame(columns, copy=False) if records else \
+        pd.DataFrame(columns, columns=BASE_COLUMNS + params + metric_cols)
     frame.attrs["param_columns"] = params
     frame.attrs["metric_columns"] = metric_cols
     return frame
