@@ -34,11 +34,12 @@ def read_segments(store: Path, segments: List[Dict[str, Any]], schema: Schema,
                   storage: Storage, names: Optional[List[str]]) -> None:
     """Read and verify ``segments`` into ``storage`` (fresh arrays), overlapping the costs.
 
-    Two readers (one's checksum and copy overlap the other's I/O), a hint to the kernel to
-    fetch the next ``PREFETCH_AHEAD`` segments, and a helper that faults the destination rows
-    in ahead of them (``Storage.populate``, which never writes data). With the opt-in
-    ``fmt.DIRECT_READS`` (``RLA_REPLAY_DIRECT_IO=1``) cold segments are read with O_DIRECT
-    through each reader's reused buffer instead, three at a time to keep the disk busy.
+    A helper faults the destination rows in ahead of the readers (``Storage.populate``,
+    which never writes data). With ``fmt.DIRECT_READS`` (the default where O_DIRECT exists)
+    three readers read cold segments with O_DIRECT through their reused buffers, checksum
+    and copy them (one's copy overlaps the others' I/O; no page-cache pages to allocate and
+    reclaim). Otherwise two plain readers go, and the kernel is asked to fetch the next
+    ``PREFETCH_AHEAD`` segments. Cached segments always take plain reads.
     """
     fields = [f.name for f in segment_fields(schema, names)]
     stop = threading.Event()
