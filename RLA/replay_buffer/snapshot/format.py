@@ -46,10 +46,11 @@ IOV_MAX = 512
 MAX_WRITE = 1 << 30  # Linux moves at most ~2 GiB per call
 DIRECT_ALIGN = 4096  # offsets, lengths and addresses of O_DIRECT reads (>= any block size)
 DIRECT_BLOCK = 8 << 20  # bytes of one thread's reusable O_DIRECT read buffer
-#: Read cold snapshot files with O_DIRECT through a reused buffer (see read_verified). On the
-#: benchmark VM it halved the CPU time of a cold load and made it 1.27-1.36x faster in the
-#: full benchmark (bench/RESULTS.md); ``RLA_REPLAY_DIRECT_IO=0`` turns it off.
-DIRECT_READS = os.environ.get("RLA_REPLAY_DIRECT_IO", "1") != "0" and \
+#: Read cold snapshot files with O_DIRECT through a reused buffer (see read_verified). Off by
+#: default: on the benchmark VM it used ~0.6x the CPU time of plain reads, but loads measured
+#: alternately on the same snapshots were 1.38x slower (bench/RESULTS.md).
+#: ``RLA_REPLAY_DIRECT_IO=1`` turns it on (e.g. where CPU, not the disk, is scarce).
+DIRECT_READS = os.environ.get("RLA_REPLAY_DIRECT_IO", "0") == "1" and \
     hasattr(os, "O_DIRECT") and hasattr(os, "preadv")
 
 

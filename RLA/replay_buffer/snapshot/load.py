@@ -35,11 +35,11 @@ def read_segments(store: Path, segments: List[Dict[str, Any]], schema: Schema,
     """Read and verify ``segments`` into ``storage`` (fresh arrays), overlapping the costs.
 
     A helper faults the destination rows in ahead of the readers (``Storage.populate``,
-    which never writes data). With ``fmt.DIRECT_READS`` (the default where O_DIRECT exists)
-    three readers read cold segments with O_DIRECT through their reused buffers, checksum
-    and copy them (one's copy overlaps the others' I/O; no page-cache pages to allocate and
-    reclaim). Otherwise two plain readers go, and the kernel is asked to fetch the next
-    ``PREFETCH_AHEAD`` segments. Cached segments always take plain reads.
+    which never writes data). Two readers (one's checksum and copy overlap the other's I/O)
+    and a hint to the kernel to fetch the next ``PREFETCH_AHEAD`` segments. With the opt-in
+    ``fmt.DIRECT_READS`` (``RLA_REPLAY_DIRECT_IO=1``) three readers read cold segments with
+    O_DIRECT through their reused buffers instead (no page-cache pages to allocate and
+    reclaim: less CPU, but slower on the benchmark VM). Cached segments take plain reads.
     """
     fields = [f.name for f in segment_fields(schema, names)]
     stop = threading.Event()
