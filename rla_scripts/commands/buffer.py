@@ -6,11 +6,45 @@ import json
 from typing import Any
 
 from RLA.errors import ReplayBufferError
+from rla_scripts.commands._common import add_data_root
+
+
+def snapshot_path(text: str, args: argparse.Namespace) -> str:
+    """A snapshot store/directory path, or the ``replay/`` folder of the run ``text`` names.
+
+    A path that exists is used as it is; anything else is looked up as a run (an index such
+    as ``task/2026/11/02/10-00-00-000000``, or a unique prefix/glob of ``YYYY/MM/DD/<name>``)
+    in the data root (``--data-root``, ``$RLA_DATA_ROOT`` or the nearest rla_config.yaml).
+
+    Raises:
+        ReplayBufferError: the run has no replay snapshots.
+        RunNotFoundError: neither a path nor a single matching run.
+    """
+    import os
+
+    if os.path.exists(text):
+        return text
+    from RLA.errors import RunNotFoundError
+    from RLA.layout import find_run
+    from rla_scripts.commands._common import resolve_data_root
+
+    data_root = resolve_data_root(getattr(args, "data_root", None))
+    try:
+        run = find_run(data_root, text, task=getattr(args, "task", None))
+    except RunNotFoundError as exc:
+        raise RunNotFoundError(f"{text!r} is neither a snapshot path nor a run in {data_root}",
+                               expected="a snapshot store/directory, or a run index / unique prefix",
+                               found=exc.found, fix="check the path, or `rla list` for the runs") from None
+    if not run.replay_dir.is_dir():
+        raise ReplayBufferError(f"Run {run.index} has no replay snapshots",
+                                expected=f"snapshots under {run.replay_dir}", found="no replay folder",
+                                fix="save one with exp_manager.save_replay_buffer(buffer)")
+    return os.fspath(run.replay_dir)
 
 
 def _inspect(args: argparse.Namespace) -> int:
     from RLA.replay_buffer.snapshot.inspect import describe
-    info = describe(args.path, args.snapshot)
+    info = describe(snapshot_path(args.path, args), args.snapshot)
     if args.json:
         print(json.dumps(info, indent=2))
         return 0
@@ -33,7 +67,7 @@ def _inspect(args: argparse.Namespace) -> int:
 
 def _verify(args: argparse.Namespace) -> int:
     from RLA.replay_buffer.snapshot.inspect import verify
-    result = verify(args.path, args.snapshot)
+    result = verify(snapshot_path(args.path, args), args.snapshot)
     print(f"OK: {result['files']} files, {result['bytes']} payload bytes verified")
     return 0
 
@@ -43,13 +77,14 @@ def _reshard(args: argparse.Namespace, world_size: int) -> int:
     if world_size < 1:
         raise ReplayBufferError("Bad --world-size", expected=">= 1", found=str(world_size),
                                 fix="pass a positive number of shards")
+    src = snapshot_path(args.src, args)
     if args.dry_run:
         from RLA.replay_buffer.snapshot.inspect import describe
-        info = describe(args.src, args.snapshot)
+        info = describe(src, args.snapshot)
         print(f"would write {world_size} shard(s) from {info['world_size']} of "
               f"{info['store']}/{info['snapshot']} into {args.dst}")
         return 0
-    out = reshard_snapshot(args.src, args.dst, world_size, capacity=args.capacity,
+    out = reshard_snapshot(src, args.dst, world_size, capacity=args.capacity,
                            num_envs=args.num_envs, snapshot=args.snapshot)
     rep = out["report"]
     print(f"wrote {out['snapshot']} ({world_size} shard(s), capacity {out['capacity']}, "
@@ -63,20 +98,22 @@ def register(subparsers: Any) -> None:
                                                   "replay-buffer snapshots")
     sub = parser.add_subparsers(dest="buffer_command", metavar="ACTION", required=True)
     p = sub.add_parser("inspect", help="print manifest, schema, counts and sizes")
-    p.add_argument("path", help="snapshot store or snapshot directory")
+    p.add_argument("path", help="snapshot store or snapshot directory, or a run (index or unique prefix)")
     p.add_argument("--snapshot", help="snapshot id (default: newest)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    add_data_root(p)
     p.set_defaults(func=_inspect)
     p = sub.add_parser("verify", help="re-hash every file; non-zero exit on any mismatch")
-    p.add_argument("path")
+    p.add_argument("path", help="snapshot store or snapshot directory, or a run (index or unique prefix)")
     p.add_argument("--snapshot")
+    add_data_root(p)
     p.set_defaults(func=_verify)
     for name, helptext, fixed in (("merge", "merge all shards into one (copy)", 1),
                                   ("split", "split into --world-size shards (copy)", None),
                                   ("reshard", "redistribute into --world-size shards (copy)",
                                    None)):
         p = sub.add_parser(name, help=helptext)
-        p.add_argument("src", help="source store or snapshot directory")
+        p.add_argument("src", help="source store or snapshot directory, or a run (index or unique prefix)")
         p.add_argument("dst", help="destination store (a new snapshot is written there)")
         p.add_argument("--snapshot", help="source snapshot id (default: newest)")
         if fixed is None:
@@ -84,4 +121,5 @@ def register(subparsers: Any) -> None:
         p.add_argument("--capacity", type=int, help="per-shard capacity (default: fits)")
         p.add_argument("--num-envs", type=int, help="envs per destination rank")
         p.add_argument("--dry-run", action="store_true")
+        add_data_root(p)
         p.set_defaults(func=(lambda a, f=fixed: _reshard(a, f if f else a.world_size)))

@@ -94,3 +94,48 @@ def test_run_snapshots_per_step_and_resume(tmp_path):
     assert len(older) == 20
     with pytest.raises(ReplayBufferError, match="No replay snapshot for step 150"):
         load_run_buffer(None, tmp_path / "replay", step=150)
+
+
+@pytest.fixture()
+def run_with_buffer(tmp_path):
+    """A run made by make_run whose replay folder holds one snapshot of 50 transitions."""
+    from RLA.query.testing import make_run
+
+    root = tmp_path / "data"
+    run = make_run(root, task="rb", params={"seed": 0}, types=("log", "code", "replay"))
+    buf = make(sampler="prioritized")
+    fill(buf, 25)
+    save_run_buffer(buf, run.replay_dir, step=100)
+    return root, run
+
+
+@pytest.mark.timeout(60)
+def test_buffer_tools_take_a_run_index(run_with_buffer, tmp_path, capsys):
+    root, run = run_with_buffer
+    assert rla(["buffer", "inspect", run.index, "--data-root", str(root), "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["shards"][0]["size"] == 50 and info["snapshot"] == "step-100"
+    assert rla(["buffer", "verify", f"{run.date}/{run.name[:8]}", "--data-root", str(root)]) == 0
+    assert "files" in capsys.readouterr().out
+    assert rla(["buffer", "split", run.index, str(tmp_path / "two"), "--world-size", "2",
+                "--data-root", str(root)]) == 0
+    assert len(json.loads(next((tmp_path / "two").glob("*/MANIFEST.json")).read_text())["shards"]) == 2
+
+
+@pytest.mark.timeout(60)
+def test_a_run_without_replay_snapshots_is_a_clear_error(run_with_buffer, capsys):
+    from RLA.query.testing import make_run
+
+    root, _ = run_with_buffer
+    bare = make_run(root, task="rb", params={"seed": 1})
+    assert rla(["buffer", "inspect", bare.index, "--data-root", str(root)]) == 1
+    err = capsys.readouterr().err
+    assert "has no replay snapshots" in err and "save_replay_buffer" in err and "Traceback" not in err
+
+
+@pytest.mark.timeout(60)
+def test_neither_a_path_nor_a_run_is_a_clear_error(run_with_buffer, capsys):
+    root, _ = run_with_buffer
+    assert rla(["buffer", "verify", "no/such/thing", "--data-root", str(root)]) == 1
+    err = capsys.readouterr().err
+    assert "neither a snapshot path nor a run" in err and "Traceback" not in err
