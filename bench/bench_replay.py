@@ -23,6 +23,7 @@ import platform
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -230,6 +231,7 @@ def rla_case(tmp: Path, data: Dict[str, Any], cap: int, sampler: str, reps: int,
     logical = logical_bytes(data) * len(buf) // n
     saves: List[Dict[str, float]] = []
     loads: Dict[bool, List[Dict[str, float]]] = {False: [], True: []}
+    fresh: List[Dict[str, float]] = []
     exact = {False: True, True: True}
     default = fmt.DIRECT_READS
     assert not default, "run the benchmark without RLA_REPLAY_DIRECT_IO=1"
@@ -240,22 +242,23 @@ def rla_case(tmp: Path, data: Dict[str, Any], cap: int, sampler: str, reps: int,
         disk = du(store)
         for direct in ([rep % 2 == 1, rep % 2 == 0] if direct_too else [False]):
             drop_cache(store)
-            fresh = ReplayBuffer(cap, sampler=sampler, sampler_options=opts, seed=9)
+            fresh_buf = ReplayBuffer(cap, sampler=sampler, sampler_options=opts, seed=9)
             fmt.DIRECT_READS = direct
             try:
-                loads[direct].append(measure(lambda: fresh.loads(store)))
+                loads[direct].append(measure(lambda: fresh_buf.loads(store)))
             finally:
                 fmt.DIRECT_READS = default
             rng_state = buf.rng.bit_generator.state  # compare draws without advancing buf
-            same = fresh.cursor == buf.cursor and all(
-                np.array_equal(fresh.storage.arrays[k][:len(buf)], a[:len(buf)])
+            same = fresh_buf.cursor == buf.cursor and all(
+                np.array_equal(fresh_buf.storage.arrays[k][:len(buf)], a[:len(buf)])
                 for k, a in buf.storage.arrays.items()) and np.array_equal(
-                np.asarray(fresh.sample(64)[1]), np.asarray(buf.sample(64)[1]))
+                np.asarray(fresh_buf.sample(64)[1]), np.asarray(buf.sample(64)[1]))
             buf.rng.bit_generator.state = rng_state
             exact[direct] = exact[direct] and bool(same)
-            fresh.close()
+            fresh_buf.close()
+        fresh.append(fresh_load("rla", store, cap, sampler))
     rows = [row(workload, f"RLA ({sampler})", logical, disk, saves[WARMUP:],
-                loads[False][WARMUP:], exact[False])]
+                loads[False][WARMUP:], exact[False], fresh[WARMUP:])]
     if direct_too:
         rows.append(row(workload, f"RLA ({sampler}, O_DIRECT load, opt-in)", logical, disk,
                         saves[WARMUP:], loads[True][WARMUP:], exact[True]))
@@ -279,22 +282,67 @@ def rla_case(tmp: Path, data: Dict[str, Any], cap: int, sampler: str, reps: int,
     return rows
 
 
+def torchrl_build(cap: int, seed: int) -> Any:
+    """An empty TorchRL buffer like the benchmark's (LazyTensorStorage, RandomSampler)."""
+    import torch
+    from torchrl.data import LazyTensorStorage, TensorDictReplayBuffer
+    from torchrl.data.replay_buffers.samplers import RandomSampler
+    return TensorDictReplayBuffer(storage=LazyTensorStorage(cap), sampler=RandomSampler(),
+                                  batch_size=256, generator=torch.Generator().manual_seed(seed))
+
+
+def load_worker(system: str, path: str, cap: int, sampler: str) -> None:
+    """In a fresh process: build the empty target (untimed), then time one cold load and
+    print ``{"s", "cpu_s"}`` (CPU: user + system of every thread during the load)."""
+    import resource
+    if system == "rla":
+        from RLA.replay_buffer import ReplayBuffer
+        opts = {"alpha": 0.6, "beta": 0.4} if sampler == "prioritized" else None
+        target = ReplayBuffer(cap, sampler=sampler, sampler_options=opts, seed=9)
+        load = lambda: target.loads(path)  # noqa: E731
+    elif system == "torchrl":
+        target = torchrl_build(cap, 123)
+        load = lambda: target.loads(path)  # noqa: E731
+    else:
+        def load() -> None:
+            with open(path, "rb") as handle:
+                pickle.load(handle)
+
+    def cpu() -> float:
+        use = resource.getrusage(resource.RUSAGE_SELF)
+        return use.ru_utime + use.ru_stime
+    c0, t0 = cpu(), time.perf_counter()
+    load()
+    print(json.dumps({"s": time.perf_counter() - t0, "cpu_s": cpu() - c0}))
+
+
+def fresh_load(system: str, path: Path, cap: int, sampler: str = "uniform") -> Dict[str, float]:
+    """Drop ``path`` from the page cache, then time its load in a new Python process (the
+    real resume case: nothing of the saving process's memory state carries over)."""
+    drop_cache(path)
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=str(root))
+    env.pop("RLA_REPLAY_DIRECT_IO", None)
+    out = subprocess.run([sys.executable, "-m", "bench.bench_replay", "--load-worker", system,
+                          str(path), str(cap), sampler], cwd=root, env=env, capture_output=True,
+                         text=True, check=True, timeout=900)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def torchrl_case(tmp: Path, data: Dict[str, Any], cap: int, reps: int,
                  workload: str) -> Optional[Dict[str, Any]]:
     try:
         import torch
         from tensordict import TensorDict
-        from torchrl.data import LazyTensorStorage, TensorDictReplayBuffer
-        from torchrl.data.replay_buffers.samplers import RandomSampler
+        from torchrl.data import LazyTensorStorage, TensorDictReplayBuffer  # noqa: F401 - availability
+        from torchrl.data.replay_buffers.samplers import RandomSampler  # noqa: F401
     except Exception as exc:  # noqa: BLE001 - the peer is optional
         print(f"[torchrl unavailable: {exc}]")
         return None
     n = len(data["done"])
 
     def build(seed: int):
-        return TensorDictReplayBuffer(storage=LazyTensorStorage(cap), sampler=RandomSampler(),
-                                      batch_size=256,
-                                      generator=torch.Generator().manual_seed(seed))
+        return torchrl_build(cap, seed)
     rb = build(0)
     t = lambda a: torch.from_numpy(np.ascontiguousarray(a))  # noqa: E731
     td = TensorDict({"observation": t(data["obs"]), "action": t(data["action"]),
@@ -307,7 +355,7 @@ def torchrl_case(tmp: Path, data: Dict[str, Any], cap: int, reps: int,
     for i in range(0, n, 5000):
         rb.extend(td[i:i + 5000])
     logical = logical_bytes(data) * len(rb) // n
-    saves, loads, exact = [], [], True
+    saves, loads, fresh, exact = [], [], [], True
     for _ in range(reps + WARMUP):
         path = tmp / "torchrl"
         shutil.rmtree(path, ignore_errors=True)
@@ -319,9 +367,10 @@ def torchrl_case(tmp: Path, data: Dict[str, Any], cap: int, reps: int,
         exact = exact and bool((rb2.storage._storage["observation"][:len(rb)] ==
                                 rb.storage._storage["observation"][:len(rb)]).all())
         rb2 = None  # free before the next repetition
+        fresh.append(fresh_load("torchrl", path, cap))
     shutil.rmtree(tmp / "torchrl", ignore_errors=True)
     return row(workload, "TorchRL (uniform)", logical, disk, saves[WARMUP:], loads[WARMUP:],
-               exact)
+               exact, fresh[WARMUP:])
 
 
 def pickle_case(tmp: Path, data: Dict[str, Any], cap: int, reps: int,
@@ -333,7 +382,7 @@ def pickle_case(tmp: Path, data: Dict[str, Any], cap: int, reps: int,
         arrays[k][:min(n, cap)] = v[-min(n, cap):]
     obj = {"arrays": arrays, "pos": n % cap, "full": n >= cap}
     logical = logical_bytes(data) * min(n, cap) // n
-    saves, loads = [], []
+    saves, loads, fresh = [], [], []
     for _ in range(reps + WARMUP):
         path = tmp / "buffer.pkl"
 
@@ -350,15 +399,24 @@ def pickle_case(tmp: Path, data: Dict[str, Any], cap: int, reps: int,
             with open(path, "rb") as handle:
                 pickle.load(handle)
         loads.append(measure(load))
+        fresh.append(fresh_load("pickle", path, cap))
         path.unlink()
     return row(workload, "SB3-style pickle", logical, disk, saves[WARMUP:], loads[WARMUP:],
-               True)
+               True, fresh[WARMUP:])
 
 
 def row(workload: str, system: str, logical: int, disk: int, saves: List[Dict[str, float]],
-        loads: List[Dict[str, float]], exact: bool) -> Dict[str, Any]:
+        loads: List[Dict[str, float]], exact: bool,
+        fresh: Optional[List[Dict[str, float]]] = None) -> Dict[str, Any]:
     save_s, load_s = med([s["s"] for s in saves]), med([s["s"] for s in loads])
-    return {"workload": workload, "system": system, "logical_MB": round(logical / MB, 1),
+    extra: Dict[str, Any] = {}
+    if fresh:
+        fresh_s = med([f["s"] for f in fresh])
+        extra = {"fresh_load_s": round(fresh_s, 3), "fresh_load_MB/s": round(logical / fresh_s / MB),
+                 "fresh_load_min_MB/s": round(logical / max(f["s"] for f in fresh) / MB),
+                 "fresh_load_max_MB/s": round(logical / min(f["s"] for f in fresh) / MB),
+                 "fresh_load_cpu_s": round(med([f["cpu_s"] for f in fresh]), 3)}
+    return extra | {"workload": workload, "system": system, "logical_MB": round(logical / MB, 1),
             "disk_MB": round(disk / MB, 1), "save_s": round(save_s, 3),
             "save_MB/s": round(logical / save_s / MB), "load_s": round(load_s, 3),
             "load_MB/s": round(logical / load_s / MB),
@@ -397,10 +455,15 @@ def add_ratios(rows: List[Dict[str, Any]]) -> Dict[Any, Dict[str, Any]]:
             r["save/best_write"] = round(r["save_MB/s"] / best_w, 2)
             r["load/dd_read"] = round(r["load_MB/s"] / dd_r, 2)
             r["load/np_fromfile"] = round(r["load_MB/s"] / np_r, 2)
+            if "fresh_load_MB/s" in r:
+                r["fresh_load/dd_read"] = round(r["fresh_load_MB/s"] / dd_r, 2)
+                r["fresh_load/np_fromfile"] = round(r["fresh_load_MB/s"] / np_r, 2)
             peer = by.get((r["workload"], "TorchRL (uniform)"))
             if peer and r["system"].startswith("RLA"):
                 r["save_vs_torchrl"] = round(peer["save_s"] / r["save_s"], 2)
                 r["load_vs_torchrl"] = round(peer["load_s"] / r["load_s"], 2)
+                if "fresh_load_s" in r and "fresh_load_s" in peer:
+                    r["fresh_load_vs_torchrl"] = round(peer["fresh_load_s"] / r["fresh_load_s"], 2)
     return by
 
 
@@ -414,6 +477,9 @@ def goals(by: Dict[Any, Dict[str, Any]]) -> Dict[str, bool]:
         "load >= 0.7x np.fromfile": rla_b2["load/np_fromfile"] >= 0.7,
         ">= 1.5x TorchRL (B2 save and load)": bool(rla_b2.get("save_vs_torchrl", 0) >= 1.5 and
                                                    rla_b2.get("load_vs_torchrl", 0) >= 1.5),
+        "fresh-process load >= 0.7x dd read": rla_b2.get("fresh_load/dd_read", 0) >= 0.7,
+        "fresh-process load >= 0.7x np.fromfile": rla_b2.get("fresh_load/np_fromfile", 0) >= 0.7,
+        "fresh-process load >= 1.5x TorchRL's": rla_b2.get("fresh_load_vs_torchrl", 0) >= 1.5,
         "1% append <= 3% of full": bool(inc and inc["written/full"] <= 0.03)}
 
 
@@ -421,7 +487,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--reps", type=int, default=None)
+    parser.add_argument("--load-worker", nargs=4, metavar=("SYSTEM", "PATH", "CAP", "SAMPLER"),
+                        help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.load_worker:
+        system, path, cap, sampler = args.load_worker
+        load_worker(system, path, int(cap), sampler)
+        return 0
     pixel_n, pixel_cap = (2500, 2000) if args.quick else (24000, 20000)
     state_n, state_cap = (125_000, 100_000) if args.quick else (1_250_000, 1_000_000)
     reps = args.reps or (3 if args.quick else 5)
@@ -489,6 +561,11 @@ def main() -> int:
                         "read with O_DIRECT into a reused buffer, then copied), the two loads "
                         "alternating which goes first; its save columns repeat the default "
                         "row's. The goals are judged on the default (page-cache) row.",
+                        "fresh_load_*: the same snapshot, dropped from the page cache again, "
+                        "loaded by a new Python process (the real resume case), timed from the "
+                        "load call to its return (imports and building the empty target "
+                        "excluded), the same way for every system. The load_* columns time the "
+                        "load inside the process that has just saved the snapshot.",
                         "load_cpu_s: CPU seconds (user + system, all threads) of the process "
                         "during the load. On this VM (free guest memory is handed back to the "
                         "host and faulted in again on first use) that CPU cost of faulting in "
@@ -501,7 +578,8 @@ def main() -> int:
     cols = ["workload", "system", "logical_MB", "disk_MB", "save_s", "save_MB/s", "load_s",
             "load_MB/s", "load_cpu_s", "peak_extra_MB_save", "peak_extra_MB_load", "save/dd",
             "save/best_write", "load/dd_read", "load/np_fromfile", "save_vs_torchrl",
-            "load_vs_torchrl", "exact"]
+            "load_vs_torchrl", "fresh_load_s", "fresh_load_MB/s", "fresh_load_cpu_s",
+            "fresh_load/dd_read", "fresh_load_vs_torchrl", "exact"]
     print("| " + " | ".join(cols) + " |")
     print("|" + "---|" * len(cols))
     for r in rows:
