@@ -74,8 +74,7 @@ class RunLayout:
 
     def type_root(self, data_type: str) -> Path:
         """``<data_root>[/arc]/<data_type>``."""
-        base = Path(self.data_root)
-        return base / ARCHIVE / data_type if self.archived else base / data_type
+        return type_root(self.data_root, data_type, self.archived)
 
     def path(self, data_type: str) -> Path:
         """The run's directory (or, for ``archive_tester``, JSON file) of ``data_type``."""
@@ -148,6 +147,39 @@ class RunLayout:
         return cls(root, match["task"], match["date"], match["name"], archived)
 
 
+def type_root(data_root: os.PathLike, data_type: str, archived: bool = False) -> Path:
+    """``<data_root>[/arc]/<data_type>``: where the runs of one data type live."""
+    base = Path(data_root)
+    return base / ARCHIVE / data_type if archived else base / data_type
+
+
+_DAY_RE = re.compile(DATE_RE)
+_STATE_SUFFIX_RE = re.compile(r"\.(json|pkl)$")
+
+
+def day_of(parts: List[str]) -> Optional[Tuple[str, str]]:
+    """``(task, "YYYY/MM/DD")`` when the path parts below a type root name a day directory
+    (``<task...>/<YYYY>/<MM>/<DD>``, whose children are runs), else None."""
+    if len(parts) >= 4 and _DAY_RE.fullmatch("/".join(parts[-3:])):
+        return "/".join(parts[:-3]), "/".join(parts[-3:])
+    return None
+
+
+def run_name_of(entry: str, data_type: str) -> Optional[str]:
+    """The run name of a day directory's entry, or None if the entry is not a run.
+
+    ``archive_tester`` holds ``<name>.json`` (or a legacy ``.pkl``) files; the other data
+    types hold ``<name>`` directories. Hidden entries are never runs.
+    """
+    if entry.startswith("."):
+        return None
+    if data_type == ARCHIVE_TESTER:
+        if not _STATE_SUFFIX_RE.search(entry):
+            return None
+        entry = _STATE_SUFFIX_RE.sub("", entry)
+    return entry if parse_run_name(entry) is not None else None
+
+
 def iter_run_dirs(data_root: os.PathLike, data_type: str = LOG, task: Optional[str] = None,
                   archived: bool = False) -> Iterator[RunLayout]:
     """Yield every run found under ``<data_root>/<data_type>`` (optionally one task).
@@ -156,23 +188,19 @@ def iter_run_dirs(data_root: os.PathLike, data_type: str = LOG, task: Optional[s
     Hidden entries (``.trash``, temp files) are skipped.
     """
     root = Path(data_root)
-    base = root / ARCHIVE / data_type if archived else root / data_type
+    base = type_root(root, data_type, archived)
     start = base / task if task else base
     if not start.is_dir():
         return
     for dirpath, dirnames, filenames in os.walk(start):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        rel = Path(dirpath).relative_to(base).as_posix()
-        parts = rel.split("/")
-        # A day directory is .../YYYY/MM/DD: its children are runs.
-        if len(parts) >= 4 and re.fullmatch(DATE_RE, "/".join(parts[-3:])):
-            entries = dirnames if data_type != ARCHIVE_TESTER else [
-                re.sub(r"\.(json|pkl)$", "", f) for f in sorted(filenames)
-                if f.endswith((".json", ".pkl")) and not f.startswith(".")]
-            task_name = "/".join(parts[:-3])
+        day = day_of(Path(dirpath).relative_to(base).as_posix().split("/"))
+        if day is not None:
+            entries = sorted(filenames) if data_type == ARCHIVE_TESTER else dirnames
             for entry in entries:
-                if parse_run_name(entry) is not None:
-                    yield RunLayout(root, task_name, "/".join(parts[-3:]), entry, archived)
+                name = run_name_of(entry, data_type)
+                if name is not None:
+                    yield RunLayout(root, day[0], day[1], name, archived)
             dirnames[:] = []  # runs are leaves of the walk
 
 

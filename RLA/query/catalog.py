@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
-from RLA.layout import ARCHIVE, INDEX_DB, LOG, RunLayout
+from RLA.layout import INDEX_DB, LOG, RunLayout, type_root
 from RLA.query.records import RunRecord, read_record, signature_and_mtime
 from RLA.query.tree import run_key
 from RLA.query.index_file import IndexFile
@@ -50,6 +50,8 @@ class Catalog:
         self.file = IndexFile(str(path) if path is not None else os.fspath(self.data_root / INDEX_DB))
         self.workers = max(1, workers)
         self.recheck_s = recheck_s
+        #: ``log/`` of active (False) and archived (True) runs, where run files are stat'ed.
+        self.log_roots = {flag: os.fspath(type_root(self.data_root, LOG, flag)) for flag in (False, True)}
 
     @property
     def path(self) -> str:
@@ -155,7 +157,7 @@ class Catalog:
         now_ns = time.time_ns()
         for entry in view.live:
             run = entry.layout
-            sig, newest = signature_and_mtime(run, view.log_roots[run.archived])
+            sig, newest = signature_and_mtime(run, self.log_roots[run.archived])
             if sig != entry.sig:
                 return None
             entry.checked_at = now
@@ -167,11 +169,9 @@ class Catalog:
                        pairs: List[Tuple[RunLayout, RunRecord]]) -> None:
         entries = [state.entries[run_key(run)] for run, _ in pairs]
         settled = [entry.checked_at for entry in entries if entry.settled]
-        log_roots = {flag: os.fspath(Path(self.data_root, ARCHIVE, LOG) if flag else Path(self.data_root, LOG))
-                     for flag in (False, True)}
         state.views[scope] = View(state.tree.version, state.generation, pairs,
                                   [entry for entry in entries if not entry.settled],
-                                  min(settled, default=time.monotonic()), log_roots)
+                                  min(settled, default=time.monotonic()))
 
     def _records(self, state: RootState, on_disk: Dict[str, RunLayout], task: Optional[str],
                  archived: Optional[bool], progress: Optional[ProgressFn],
@@ -182,24 +182,21 @@ class Catalog:
         # run must be looked up or written.
         db_rows: Optional[Dict[str, Tuple[str, str]]] = None
         if self._db_changed(state):
-            db_rows = self._load_rows(task)
+            db_rows = self.file.rows(task)
         result: Dict[str, RunRecord] = {}
         stale: List[Tuple[str, RunLayout, str, int]] = []
-        log_roots: Dict[bool, str] = {}
         for key, run in on_disk.items():
             entry = state.entries.get(key)
             if entry is not None and entry.settled and not verify and now - entry.checked_at < self.recheck_s:
                 result[key] = entry.record
                 continue
-            if run.archived not in log_roots:
-                log_roots[run.archived] = os.fspath(run.type_root(LOG))
-            sig, newest = signature_and_mtime(run, log_roots[run.archived])
+            sig, newest = signature_and_mtime(run, self.log_roots[run.archived])
             if entry is not None and entry.sig == sig:
                 entry.checked_at, entry.settled = now, is_settled(entry.record, newest, now_ns)
                 result[key] = entry.record
                 continue
             if db_rows is None:
-                db_rows = self._load_rows(task)
+                db_rows = self.file.rows(task)
             hit = db_rows.get(key)
             if hit is not None and hit[0] == sig:
                 try:
@@ -217,10 +214,10 @@ class Catalog:
             result[key] = record
         wanted = {False: archived is not True, True: archived is not False}
         gone: set = set()
-        if state.scopes.get((task, archived)) != state.tree.version:  # runs vanish only with a tree change
+        last = state.views.get((task, archived))
+        if last is None or last.tree_version != state.tree.version:  # runs vanish only with a tree change
             gone = {key for key, entry in state.entries.items() if key not in on_disk
                     and wanted[entry.layout.archived] and _in_scope(entry.layout.task, task)}
-            state.scopes[(task, archived)] = state.tree.version
         if db_rows is not None:
             gone.update(key for key in db_rows if key not in on_disk and wanted[key.startswith("arc:")])
         for key in gone:
@@ -236,9 +233,6 @@ class Catalog:
         if db_rows is not None or upserts or gone:
             self._remember_db(state)
         return [(run, result[key]) for key, run in on_disk.items()]
-
-    def _load_rows(self, task: Optional[str]) -> Dict[str, Tuple[str, str]]:
-        return self.file.rows(task)
 
     @staticmethod
     def _remember(state: RootState, key: str, run: RunLayout, sig: str, record: RunRecord,

@@ -182,19 +182,18 @@ def _known_names(records: Iterable[RunRecord]) -> Tuple[set, set]:
     return names, metrics
 
 
-def check_names(query: Query, records: Iterable[RunRecord],
-                known: Optional[Tuple[set, set]] = None) -> None:
+def check_names(query: Query, known: Tuple[set, set]) -> None:
     """Refuse a query naming a hyper-parameter or metric that no run in scope has.
 
     Args:
-        known: the names and metrics of ``records`` if the caller has them.
+        known: the names and metrics of the runs in scope (:func:`_known_names`).
 
     Raises:
         QueryError: with a "did you mean" hint and a caret under the name.
     """
     from RLA.query.expr import caret
 
-    names, metrics = known if known is not None else _known_names(records)
+    names, metrics = known
     for name in sorted(query.names - names):
         close = difflib.get_close_matches(name, sorted(names), n=1)
         raise QueryError(f"Unknown name {name!r} in query", expected="a hyper-parameter or run column "
@@ -271,7 +270,7 @@ def select_runs(data_root: Union[str, os.PathLike, Catalog], task: Optional[str]
     if query is not None:
         scope = (task, archived)
         known = state.cached(("names",) + scope, lambda: _known_names(record for _, record in pairs))
-        check_names(query, (), known)
+        check_names(query, known)
         keep, unsure = candidates(query, lambda name: state.cached(
             ("values", name) + scope, lambda: group_values(name, (record for _, record in pairs))))
     result = Selection(scanned=len(pairs))

@@ -11,21 +11,18 @@ per directory down to the day directories instead of one walk of the whole tree.
 from __future__ import annotations
 
 import os
-import re
 import threading
 import time
+from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
-from RLA.layout import ARCHIVE, ARCHIVE_TESTER, CODE, LOG, RunLayout
-from RLA.naming import DATE_RE, parse_run_name
+from RLA.layout import ARCHIVE_TESTER, CODE, LOG, RunLayout, day_of, run_name_of, type_root
 
 #: Data types whose presence makes a run (a run with only checkpoints is found by layout tools).
 DISCOVERY_TYPES = (LOG, CODE, ARCHIVE_TESTER)
 #: A listing taken less than this after the directory's mtime is not trusted (coarse
 #: timestamps: 1-2 s on some filesystems, a clock tick on ext4).
 RACY_NS = 2_000_000_000
-_DAY_RE = re.compile(DATE_RE)
-_SUFFIX_RE = re.compile(r"\.(json|pkl)$")
 
 
 def run_key(run: RunLayout) -> str:
@@ -58,12 +55,7 @@ class TreeCache:
         self.version = 0
         self._found: Dict[Tuple[Optional[str], Optional[bool]], Tuple[int, Dict[str, RunLayout]]] = {}
 
-    def clear(self) -> None:
-        """Forget every listing (the next scan lists the whole tree)."""
-        with self._lock:
-            self._listings.clear()
-
-    def _list(self, path: str, is_day: bool, files: bool) -> Optional[_Listing]:
+    def _list(self, path: str, is_day: bool, data_type: str) -> Optional[_Listing]:
         """The listing of ``path`` (cached while its mtime is unchanged); None if it is gone."""
         try:
             mtime = os.stat(path).st_mtime_ns
@@ -80,19 +72,13 @@ class TreeCache:
         try:
             with os.scandir(path) as entries:
                 for entry in entries:
-                    name = entry.name
-                    if name.startswith("."):
-                        continue
                     if is_day:
-                        if files:
-                            if entry.is_file() and _SUFFIX_RE.search(name):
-                                stem = _SUFFIX_RE.sub("", name)
-                                if parse_run_name(stem) is not None:
-                                    runs.append(stem)
-                        elif entry.is_dir() and parse_run_name(name) is not None:
+                        name = run_name_of(entry.name, data_type)
+                        if name is not None and (entry.is_file() if data_type == ARCHIVE_TESTER
+                                                 else entry.is_dir()):
                             runs.append(name)
-                    elif entry.is_dir(follow_symlinks=False):  # as os.walk: no descent into links
-                        dirs.append(name)
+                    elif not entry.name.startswith(".") and entry.is_dir(follow_symlinks=False):
+                        dirs.append(entry.name)  # as os.walk: no descent into links
         except OSError:
             if self._listings.pop(path, None) is not None:
                 self.version += 1
@@ -111,27 +97,21 @@ class TreeCache:
     def runs(self, data_type: str, task: Optional[str] = None, archived: bool = False) -> List[RunLayout]:
         """Every run under ``<data_root>[/arc]/<data_type>[/<task>]``, like
         :func:`RLA.layout.iter_run_dirs` (tasks may contain ``/``; hidden entries skipped)."""
-        from pathlib import Path
-
-        base = os.path.join(self.data_root, ARCHIVE, data_type) if archived else \
-            os.path.join(self.data_root, data_type)
-        start = os.path.join(base, task) if task else base
         root = Path(self.data_root)
+        base = os.fspath(type_root(root, data_type, archived))
+        start = os.path.join(base, task) if task else base
         found: List[RunLayout] = []
-        files = data_type == ARCHIVE_TESTER
         with self._lock:
             stack: List[Tuple[str, str]] = [(start, task or "")]
             while stack:
                 path, rel = stack.pop()
-                parts = rel.split("/") if rel else []
-                is_day = len(parts) >= 4 and _DAY_RE.fullmatch("/".join(parts[-3:])) is not None
-                listing = self._list(path, is_day, files)
+                day = day_of(rel.split("/")) if rel else None
+                listing = self._list(path, day is not None, data_type)
                 if listing is None:
                     continue
-                if is_day:
+                if day is not None:
                     if listing.layouts is None:
-                        task_name, date = "/".join(parts[:-3]), "/".join(parts[-3:])
-                        listing.layouts = [RunLayout(root, task_name, date, name, archived)
+                        listing.layouts = [RunLayout(root, day[0], day[1], name, archived)
                                            for name in listing.runs]
                     found.extend(listing.layouts)
                     continue

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from RLA.layout import RunLayout
+from RLA.manager.run_info import CRASHED, FINISHED, KILLED
 from RLA.query.records import RunRecord
 from RLA.query.tree import TreeCache
 
@@ -29,7 +30,6 @@ SETTLE_S = 60.0
 RECHECK_S = 30.0
 #: Data roots remembered per process (least recently used dropped first).
 MAX_ROOTS = 16
-_ENDED = ("finished", "crashed", "killed")
 
 
 @dataclass
@@ -49,10 +49,11 @@ def is_settled(record: RunRecord, newest_mtime_ns: int, now_ns: int) -> bool:
         return False  # broken, none of its files written yet (a run being created), or recent
     if not record.info:  # legacy or synced-without-run.json runs: quiet files are enough
         return True
-    if record.info.get("status") in _ENDED:
+    ended = (FINISHED, CRASHED, KILLED)
+    if record.info.get("status") in ended:
         return True
     from RLA.manager.run_info import effective_status
-    return effective_status(record.info) in _ENDED
+    return effective_status(record.info) in ended
 
 
 @dataclass
@@ -64,7 +65,6 @@ class View:
     pairs: List[Tuple[RunLayout, RunRecord]]
     live: List[Entry]            # entries whose files are stat'ed on every query
     oldest_check: float          # the earliest checked_at among the settled entries
-    log_roots: Dict[bool, str]   # archived flag -> the log/ folder
 
 
 class RootState:
@@ -77,10 +77,9 @@ class RootState:
         #: ``stat`` of each SQLite file as this process last left it: a change (another
         #: process wrote it, it was deleted or corrupted) means "open and check it".
         self.db_stats: Dict[str, Optional[Tuple[int, int, int]]] = {}
-        #: The last answer per (task, archived) scope (see Catalog._unchanged).
+        #: The last answer per (task, archived) scope (see Catalog._unchanged); its tree
+        #: version also tells whether the scope can have lost runs since.
         self.views: Dict[Tuple[Optional[str], Optional[bool]], View] = {}
-        #: Tree version at which each (task, archived) scope was last checked for vanished runs.
-        self.scopes: Dict[Tuple[Optional[str], Optional[bool]], int] = {}
         #: Bumped whenever a record is added, changed or dropped.
         self.generation = 0
         self.derived: Dict[object, object] = {}
