@@ -171,3 +171,30 @@ def test_a_run_found_before_its_files_exist_is_read_when_they_appear(tmp_path):
     for path, data in files.items():
         path.write_bytes(data)
     assert list_runs(root)["last(return)"].tolist() == [2.0]
+
+
+@pytest.mark.timeout(60)
+def test_a_running_runs_status_follows_its_process_between_queries(tmp_path):
+    # No file changes when a training process dies: what a process remembers of the run
+    # (its record, its frame cells) must not freeze the status it showed last time.
+    import json
+    import subprocess
+    import sys
+
+    root = tmp_path / "data"
+    layout = make_run(root, task="live", params={"seed": 0}, curves={"return": [1.0]}, status="running")
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        info_path = layout.log_dir / "run.json"
+        info = json.loads(info_path.read_text())
+        info["pid"] = child.pid  # the run's training process
+        info_path.write_text(json.dumps(info))
+        age_tree(root)
+        assert list_runs(root)["status"].tolist() == ["running"]
+        child.kill()
+        child.wait(timeout=10)
+        assert list_runs(root)["status"].tolist() == ["crashed"]
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait(timeout=10)
