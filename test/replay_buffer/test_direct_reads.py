@@ -1,9 +1,11 @@
-"""Cold snapshot files are read with O_DIRECT through a reused per-thread buffer: exact
-restores, corrupt or short files raise CorruptSnapshotError naming the file, the live buffer
-is left untouched, and cached files / file systems without O_DIRECT take plain reads."""
+"""Cold snapshot files are read with O_DIRECT: large field chunks of format 2 segments land in
+the destination arrays in place, the rest goes through a per-thread scratch buffer. Restores
+are exact; corrupt or short files raise CorruptSnapshotError naming the file and leave the
+live buffer untouched; cached files and file systems without O_DIRECT take plain reads."""
 from __future__ import annotations
 
 import errno
+import mmap
 import os
 import threading
 from pathlib import Path
@@ -12,9 +14,15 @@ import numpy as np
 import pytest
 
 from RLA.errors import CorruptSnapshotError
+from RLA.replay_buffer import ReplayBuffer
+from RLA.replay_buffer.schema import Schema
+from RLA.replay_buffer.snapshot import direct_read as dr
 from RLA.replay_buffer.snapshot import format as fmt
+from RLA.replay_buffer.snapshot import shard_io
 
 from helpers import assert_same_state, fill, make
+
+FRAMES = {"frame": ((3, 84, 84), "uint8"), "reward": ((), "float32"), "done": ((), "bool")}
 
 
 def evict(paths) -> None:
@@ -49,23 +57,39 @@ def direct_dir(tmp_path):
 
 @pytest.fixture()
 def spy(monkeypatch):
-    """Records what each ``_read_direct`` call returned (True: the file was read with it)."""
-    calls = []
-    orig = fmt._read_direct
+    """Records each ``read_direct`` result (True: read with O_DIRECT) and the bytes each
+    O_DIRECT read placed in the destination in place (``spy.in_place``)."""
+    class Calls(list):
+        in_place = 0
+    calls = Calls()
+    orig_read, orig_plan = dr.read_direct, dr.plan
 
-    def wrapped(*args, **kwargs):
-        result = orig(*args, **kwargs)
+    def read(*args, **kwargs):
+        result = orig_read(*args, **kwargs)
         calls.append(result)
         return result
-    monkeypatch.setattr(fmt, "_read_direct", wrapped)
+
+    def plan(views, size):
+        out = orig_plan(views, size)
+        Calls.in_place += sum(hi - lo for lo, hi, target in out if target is not None)
+        return out
+    monkeypatch.setattr(dr, "read_direct", read)
+    monkeypatch.setattr(dr, "plan", plan)
     monkeypatch.setattr(fmt, "DIRECT_READS", True)
     return calls
 
 
-def big_buffer(seed: int = 0):
-    # ~70-byte items, 16 KiB segments: every segment is above the O_DIRECT minimum
-    buf = make(capacity=2048, sampler="prioritized", seed=seed, segment_bytes=16 << 10)
-    fill(buf, 700, seed=seed + 1)
+def frames_buffer(seed: int = 0, capacity: int = 300, n: int = 370) -> ReplayBuffer:
+    """21,168-byte frames (not a multiple of 4096), 1 MiB segments, a wrapped ring."""
+    buf = ReplayBuffer(capacity, FRAMES, sampler="prioritized", seed=seed,
+                       segment_bytes=1 << 20)
+    rng = np.random.default_rng(seed + 1)
+    for lo in range(0, n, 50):
+        k = min(50, n - lo)
+        buf.add({"frame": rng.integers(0, 255, (k, 3, 84, 84), dtype=np.uint8),
+                 "reward": rng.random(k).astype(np.float32), "done": rng.random(k) < 0.05})
+    idx = np.arange(0, len(buf), 7)
+    buf.update_priority(idx, rng.random(idx.size))
     return buf
 
 
@@ -74,48 +98,68 @@ def segment_files(store: Path):
 
 
 @pytest.mark.timeout(60)
-def test_cold_load_is_direct_and_exact(direct_dir, spy):
-    src = big_buffer()
+def test_cold_load_reads_frames_in_place_and_exact(direct_dir, spy):
+    src = frames_buffer()
     src.dumps(direct_dir / "store")
     segs = segment_files(direct_dir / "store")
-    assert len(segs) >= 4
+    assert len(segs) >= 6
     evict(segs)
-    dst = make(capacity=2048, sampler="prioritized", seed=7, segment_bytes=16 << 10)
+    dst = ReplayBuffer(300, FRAMES, sampler="prioritized", seed=7, segment_bytes=1 << 20)
     dst.loads(direct_dir / "store")
     assert spy.count(True) >= len(segs)  # every segment went through O_DIRECT
+    frame_bytes = src.storage.arrays["frame"].nbytes
+    assert spy.in_place > 0.9 * frame_bytes  # the frames landed in place, not via the scratch
     assert_same_state(dst, src)
     a, b = dst.sample(32), src.sample(32)
-    assert np.array_equal(a[1], b[1]) and np.array_equal(a[0]["obs"], b[0]["obs"])
+    assert np.array_equal(a[1], b[1]) and np.array_equal(a[0]["frame"], b[0]["frame"])
     assert np.asarray(a[2]).tobytes() == np.asarray(b[2]).tobytes()  # IS weights, to the bit
 
 
 @pytest.mark.timeout(60)
-def test_cached_files_take_plain_reads(direct_dir, spy):
-    src = big_buffer()
+def test_small_items_cold_load_is_direct_and_exact(direct_dir, spy):
+    src = make(capacity=2048, sampler="prioritized", seed=0, segment_bytes=16 << 10)
+    fill(src, 700, seed=1)
     src.dumps(direct_dir / "store")
-    for seg in segment_files(direct_dir / "store"):
-        seg.read_bytes()  # cached
+    evict(segment_files(direct_dir / "store"))
     dst = make(capacity=2048, sampler="prioritized", seed=7, segment_bytes=16 << 10)
     dst.loads(direct_dir / "store")
-    assert spy and not any(spy)
+    assert spy.count(True) >= len(segment_files(direct_dir / "store"))
     assert_same_state(dst, src)
 
 
 @pytest.mark.timeout(60)
-def test_cold_corrupt_segment_names_file_and_leaves_live_buffer(direct_dir, spy):
-    src = big_buffer()
+def test_cached_files_take_plain_reads(direct_dir, spy):
+    src = frames_buffer()
     src.dumps(direct_dir / "store")
-    seg = segment_files(direct_dir / "store")[2]
-    data = bytearray(seg.read_bytes())
-    data[len(data) // 2] ^= 0x40
-    seg.write_bytes(bytes(data))
+    for seg in segment_files(direct_dir / "store"):
+        seg.read_bytes()  # cached
+    dst = ReplayBuffer(300, FRAMES, sampler="prioritized", seed=7, segment_bytes=1 << 20)
+    dst.loads(direct_dir / "store")
+    if dr.cached(os.open(segment_files(direct_dir / "store")[0], os.O_RDONLY), 1):
+        assert spy and not any(spy)  # cachestat(2) available: cached files read plainly
+    assert_same_state(dst, src)
+
+
+@pytest.mark.parametrize("where", ["frame chunk", "padding"])
+@pytest.mark.timeout(60)
+def test_cold_corrupt_segment_names_file_and_leaves_live_buffer(direct_dir, spy, where):
+    src = frames_buffer()
+    src.dumps(direct_dir / "store")
+    shard = next((direct_dir / "store").glob("snap-*/rank-00000.json"))
+    import json
+    segs = json.loads(shard.read_text())["segments"]
+    seg = next(s for s in segs if s.get("offsets") and s["offsets"][0] > 0)
+    path = direct_dir / "store" / seg["file"]
+    data = bytearray(path.read_bytes())
+    data[seg["offsets"][0] - 1 if where == "padding" else seg["offsets"][0] + 50000] ^= 0x40
+    path.write_bytes(bytes(data))
     evict(segment_files(direct_dir / "store"))
-    live, reference = big_buffer(seed=3), big_buffer(seed=3)
-    with pytest.raises(CorruptSnapshotError, match=f"{seg.name}.*fails its checksum"):
+    live, reference = frames_buffer(seed=3, capacity=300, n=120), \
+        frames_buffer(seed=3, capacity=300, n=120)
+    with pytest.raises(CorruptSnapshotError, match=f"{path.name}.*fails its checksum"):
         live.loads(direct_dir / "store")
     assert True in spy
     assert_same_state(live, reference)
-    assert np.array_equal(live.sample(8)[1], reference.sample(8)[1])
 
 
 def random_file(path: Path, nbytes: int, seed: int = 0) -> np.ndarray:
@@ -126,7 +170,7 @@ def random_file(path: Path, nbytes: int, seed: int = 0) -> np.ndarray:
 
 
 def in_fresh_thread(fn):
-    """Run ``fn`` in a new thread (so it gets a new per-thread O_DIRECT buffer)."""
+    """Run ``fn`` in a new thread (so it gets a new per-thread scratch buffer)."""
     out = {}
 
     def run():
@@ -142,18 +186,38 @@ def in_fresh_thread(fn):
     return out["value"]
 
 
+def page_aligned(nbytes: int) -> np.ndarray:
+    return np.frombuffer(mmap.mmap(-1, nbytes), dtype=np.uint8)
+
+
+@pytest.mark.parametrize("shift", [0, 100])  # 0: the big view lines up with its file offset
 @pytest.mark.timeout(60)
-def test_blocks_and_views_of_any_size(direct_dir, monkeypatch):
-    """Several buffer-sized blocks, a partial last block and views that straddle them."""
-    monkeypatch.setattr(fmt, "DIRECT_BLOCK", 3 * 4096)
+def test_pieces_of_any_size_small_scratch(direct_dir, monkeypatch, shift):
+    """A scratch buffer smaller than the file, in-place and copied pieces, views that
+    straddle blocks, a partial last block."""
+    monkeypatch.setattr(dr, "SCRATCH_BYTES", 3 * 4096)
+    monkeypatch.setattr(dr, "MIN_IN_PLACE", 2 * 4096)
     path = direct_dir / "data.bin"
-    data = random_file(path, 5 * 4096 + 1234)
+    size = 9 * 4096 + 1234
+    data = random_file(path, size)
     crc = fmt.crc32(memoryview(data))
-    out = np.zeros_like(data)
-    cuts = [0, 1, 4097, 9000, 12288, 20000, data.size]
-    views = [memoryview(out[a:b]) for a, b in zip(cuts, cuts[1:])]
-    assert in_fresh_thread(lambda: fmt._read_direct(path, views, data.size, crc)) is True
-    assert np.array_equal(out, data)
+    dest = page_aligned(16 * 4096)
+    cuts = [0, 1, 4097, 5000]  # then one big view at file offset 5000 ... then small ones
+    big_at = 5000 % 4096 + 4096 + shift  # congruent to 5000 when shift == 0
+    big = dest[big_at:big_at + 6 * 4096]
+    small = np.zeros(size, np.uint8)
+    views = [memoryview(small[a:b]) for a, b in zip(cuts, cuts[1:])]
+    views.append(memoryview(big))
+    rest = size - 5000 - big.size
+    views += [memoryview(small[-rest:-rest + 3]), memoryview(small[-rest + 3:])]
+    plans = []
+    monkeypatch.setattr(dr, "plan", lambda v, s, orig=dr.plan: plans.append(orig(v, s)) or
+                        list(plans[-1]))  # read_direct consumes the list it gets
+    assert in_fresh_thread(lambda: dr.read_direct(path, views, size, crc)) is True
+    got = np.concatenate([np.frombuffer(v, np.uint8) for v in views])
+    assert np.array_equal(got, data)
+    in_place = sum(hi - lo for lo, hi, t in plans[0] if t is not None)
+    assert (in_place > 0) == (shift == 0)
 
 
 @pytest.mark.timeout(60)
@@ -162,7 +226,7 @@ def test_file_shorter_than_listed_ends_early(direct_dir):
     data = random_file(path, 3 * 4096 + 100)
     out = np.zeros(data.size + 5000, np.uint8)
     with pytest.raises(CorruptSnapshotError, match="short.bin ended early"):
-        in_fresh_thread(lambda: fmt._read_direct(path, [memoryview(out)], out.size, 0))
+        in_fresh_thread(lambda: dr.read_direct(path, [memoryview(out)], out.size, 0))
 
 
 @pytest.mark.timeout(60)
@@ -181,12 +245,62 @@ def test_no_o_direct_falls_back_to_plain_reads(direct_dir, monkeypatch, spy):
     data = random_file(path, 4 * 4096 + 99)
 
     def refuse(fd, cmd, arg=0):
-        if cmd == fmt.fcntl.F_SETFL:
+        if cmd == dr.fcntl.F_SETFL:
             raise OSError(errno.EINVAL, "O_DIRECT not supported")
         return orig(fd, cmd, arg)
-    orig = fmt.fcntl.fcntl
-    monkeypatch.setattr(fmt.fcntl, "fcntl", refuse)
+    orig = dr.fcntl.fcntl
+    monkeypatch.setattr(dr.fcntl, "fcntl", refuse)
     out = np.zeros_like(data)
     fmt.read_verified(path, [memoryview(out)], data.size, fmt.crc32(memoryview(data)))
     assert spy == [False]
     assert np.array_equal(out, data)
+
+
+@pytest.mark.timeout(60)
+def test_direct_reads_can_be_turned_off(direct_dir, monkeypatch, spy):
+    monkeypatch.setattr(fmt, "DIRECT_READS", False)
+    src = frames_buffer()
+    src.dumps(direct_dir / "store")
+    evict(segment_files(direct_dir / "store"))
+    dst = ReplayBuffer(300, FRAMES, sampler="prioritized", seed=7, segment_bytes=1 << 20)
+    dst.loads(direct_dir / "store")
+    assert spy == []
+    assert_same_state(dst, src)
+
+
+# ----------------------------------------------------------------- the format 2 layout
+@pytest.mark.parametrize("items", [[21168, 4, 1], [3, 70000, 8, 131072], [4096, 12], [1, 1]])
+@pytest.mark.parametrize("start", [0, 1, 97, 4095, 123457])
+def test_field_offsets_line_up_large_chunks(items, start):
+    n = 50
+    offsets, size = shard_io.field_offsets(items, start, n)
+    pos = 0
+    for item, off in zip(items, offsets):
+        assert pos <= off < pos + fmt.ALIGN_TO  # padding only, less than a page
+        if n * item >= fmt.ALIGN_MIN_BYTES:
+            assert (off - start * item) % fmt.ALIGN_TO == 0  # congruent to its destination
+        else:
+            assert off == pos  # small chunks are not padded
+        pos = off + n * item
+    assert size == pos
+
+
+def test_segment_spans_refuse_bad_offsets(tmp_path):
+    schema = Schema.from_spec({"a": ((100,), "uint8"), "b": ((), "float32")})
+    fields = shard_io.segment_fields(schema)
+    n = 10
+    sizes = [n * f.item_bytes for f in fields]
+    good = {"start": 0, "end": n, "bytes": sum(sizes) + 96, "file": "x.seg"}
+    base = {f.name: f.item_bytes for f in fields}
+    assert base  # the schema has meta fields too: build offsets for every field
+    offs, total = [], 0
+    for size in sizes:
+        offs.append(total)
+        total += size
+    assert shard_io.segment_spans(dict(good, bytes=total), fields, tmp_path / "x.seg") == offs
+    padded = [offs[0]] + [o + 96 for o in offs[1:]]
+    assert shard_io.segment_spans(dict(good, offsets=padded), fields, tmp_path) == padded
+    for bad in ([o + 5000 for o in offs], offs[:-1], [offs[0] + 1] + offs[1:],
+                [str(o) for o in offs], "0"):
+        with pytest.raises(CorruptSnapshotError, match="x.seg does not match the schema"):
+            shard_io.segment_spans(dict(good, offsets=bad), fields, tmp_path / "x.seg")

@@ -16,15 +16,11 @@ CRC-32; no file is ever unpickled.
 from __future__ import annotations
 
 import ctypes
-import errno
-import fcntl
 import functools
 import importlib
 import json
-import mmap
 import os
 import sys
-import threading
 import warnings
 import zlib
 from concurrent.futures import Executor
@@ -36,7 +32,7 @@ import numpy as np
 from RLA.errors import CorruptSnapshotError, ReplayBufferError
 
 FORMAT = "rla-replay-snapshot"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: padded segment layout (field offsets); 1 is still read
 MANIFEST = "MANIFEST.json"
 SEGMENTS = "segments"
 STAGING_PREFIX = ".staging-"
@@ -44,13 +40,14 @@ CHECKSUM = "crc32"
 READ_BLOCK = 64 << 20
 IOV_MAX = 512
 MAX_WRITE = 1 << 30  # Linux moves at most ~2 GiB per call
-DIRECT_ALIGN = 4096  # offsets, lengths and addresses of O_DIRECT reads (>= any block size)
-DIRECT_BLOCK = 8 << 20  # bytes of one thread's reusable O_DIRECT read buffer
-#: Read cold snapshot files with O_DIRECT through a reused buffer (see read_verified). Off by
-#: default: on the benchmark VM it used ~0.6x the CPU time of plain reads, but loads measured
-#: alternately on the same snapshots were 1.38x slower (bench/RESULTS.md).
-#: ``RLA_REPLAY_DIRECT_IO=1`` turns it on (e.g. where CPU, not the disk, is scarce).
-DIRECT_READS = os.environ.get("RLA_REPLAY_DIRECT_IO", "0") == "1" and \
+#: Field chunks of at least this many bytes start, in a format 2 segment file, at an offset
+#: congruent to their destination in a page-aligned array (mod ALIGN_TO), so a cold load can
+#: read them in place with O_DIRECT (see direct_read.py).
+ALIGN_MIN_BYTES = 64 << 10
+ALIGN_TO = 4096
+#: Read cold snapshot files with O_DIRECT (see direct_read.py). On by default;
+#: ``RLA_REPLAY_DIRECT_IO=0`` turns it off (every file then goes through the page cache).
+DIRECT_READS = os.environ.get("RLA_REPLAY_DIRECT_IO", "1") != "0" and \
     hasattr(os, "O_DIRECT") and hasattr(os, "preadv")
 
 
@@ -199,111 +196,15 @@ def prefetch(path: Path) -> None:
         os.close(fd)
 
 
-_local = threading.local()
-
-
-def direct_buffer() -> memoryview:
-    """This thread's page-aligned, pre-faulted ``DIRECT_BLOCK``-byte buffer for O_DIRECT reads.
-
-    Reused for every file the thread reads, so it is faulted in once per thread (the memory
-    stays resident and, on a VM, mapped by the host).
-    """
-    buf = getattr(_local, "direct", None)
-    if buf is None:
-        region = mmap.mmap(-1, DIRECT_BLOCK)  # anonymous mappings are page-aligned
-        for pos in range(0, DIRECT_BLOCK, mmap.PAGESIZE):
-            region[pos] = 0
-        buf = _local.direct = memoryview(region)
-    return buf
-
-
-def _cached(fd: int, size: int, probe: memoryview) -> bool:
-    """True when the file's first and last pages are in the page cache (no I/O started).
-
-    ``preadv2(RWF_NOWAIT)`` fails with EAGAIN (or comes back short) instead of reading from
-    the disk. A snapshot that was just written or read is usually cached as a whole.
-    """
-    flag = getattr(os, "RWF_NOWAIT", None)
-    if flag is None or not size:
-        return True
-    for offset in {0, (size - 1) // DIRECT_ALIGN * DIRECT_ALIGN}:
-        want = min(DIRECT_ALIGN, size - offset)
-        try:
-            if os.preadv(fd, [probe[:want]], offset, flag) != want:
-                return False
-        except OSError:
-            return False
-    return True
-
-
-def _ended_early(path: Path, size: int, done: int) -> CorruptSnapshotError:
+def ended_early(path: Path, size: int, done: int) -> CorruptSnapshotError:
     return CorruptSnapshotError(f"Snapshot file {path} ended early", expected=f"{size} bytes",
                                 found=f"{done} bytes", fix="load an older snapshot")
 
 
-def _bad_checksum(path: Path, crc: int, actual: int) -> CorruptSnapshotError:
+def bad_checksum(path: Path, crc: int, actual: int) -> CorruptSnapshotError:
     return CorruptSnapshotError(f"Snapshot file {path} fails its checksum",
                                 expected=f"{CHECKSUM} {crc:08x}", found=f"{actual:08x}",
                                 fix="the file is damaged; load an older snapshot or re-save")
-
-
-def _read_direct(path: Path, views: Sequence[memoryview], size: int, crc: int) -> bool:
-    """Read a cold file with O_DIRECT into this thread's buffer, checksum, copy into ``views``.
-
-    Returns False (nothing read) when O_DIRECT does not apply: unsupported by the file
-    system, or the file already in the page cache (a plain read is faster then). Bypassing
-    the page cache saves the kernel from allocating, filling and later reclaiming one page
-    per 4 KiB read: on the benchmark VM that work (and the host faulting in those pages)
-    cost more CPU than the copy it replaces. Each block is checksummed while it is hot in
-    the CPU cache, then copied to its place.
-    """
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-    try:
-        buf = direct_buffer()
-        if _cached(fd, size, buf):
-            return False
-        try:  # switch this descriptor to O_DIRECT (refused where unsupported)
-            fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_DIRECT)
-        except OSError as exc:
-            if exc.errno in (errno.EINVAL, errno.EOPNOTSUPP):
-                return False
-            raise
-        targets = [np.frombuffer(v, dtype=np.uint8) for v in views if len(v)]
-        ti, to = 0, 0  # position in targets
-        pos, acc = 0, 0
-        while pos < size:
-            want = min(len(buf), -(-(size - pos) // DIRECT_ALIGN) * DIRECT_ALIGN)
-            got = 0
-            while got < want:
-                try:
-                    k = os.preadv(fd, [buf[got:want]], pos + got)
-                except OSError as exc:
-                    if exc.errno == errno.EINVAL and pos == 0 and got == 0:
-                        return False  # alignment refused: the plain read handles it
-                    raise
-                got += k
-                if k == 0 or got % DIRECT_ALIGN:  # end of file
-                    break
-            n = min(got, size - pos)
-            if n < min(len(buf), size - pos):
-                raise _ended_early(path, size, pos + n)
-            block = np.frombuffer(buf, dtype=np.uint8, count=n)
-            acc = crc32(buf[:n], acc)
-            done = 0
-            while done < n:
-                dst = targets[ti]
-                m = min(n - done, dst.size - to)
-                np.copyto(dst[to:to + m], block[done:done + m])  # releases the GIL
-                done += m
-                to += m
-                if to == dst.size:
-                    ti, to = ti + 1, 0
-            pos += n
-    finally:
-        os.close(fd)
-    if acc != crc:
-        raise _bad_checksum(path, crc, acc)
-    return True
 
 
 def read_verified(path: Path, views: Sequence[memoryview], size: int, crc: int,
@@ -311,8 +212,8 @@ def read_verified(path: Path, views: Sequence[memoryview], size: int, crc: int,
     """Read ``path`` into ``views`` (total ``size`` bytes), checking size and CRC-32.
 
     ``direct`` (default :data:`DIRECT_READS`) reads a file that is not in the page cache
-    with O_DIRECT (see :func:`_read_direct`); cached files and file systems without O_DIRECT
-    take plain reads straight into ``views``. The views hold unverified bytes when this
+    with O_DIRECT (see ``direct_read.read_direct``); cached files and file systems without
+    O_DIRECT take plain reads straight into ``views``. The views hold unverified bytes when this
     raises: read into memory that is discarded on error.
 
     Raises:
@@ -328,9 +229,11 @@ def read_verified(path: Path, views: Sequence[memoryview], size: int, crc: int,
         raise CorruptSnapshotError(f"Snapshot file {path} has the wrong size",
                                    expected=f"{size} bytes", found=f"{actual} bytes",
                                    fix="the file is truncated or altered; load an older snapshot")
-    if (DIRECT_READS if direct is None else direct) and size >= DIRECT_ALIGN and \
-            sum(len(v) for v in views) == size and _read_direct(path, views, size, crc):
-        return
+    if (DIRECT_READS if direct is None else direct) and size >= ALIGN_TO and \
+            sum(len(v) for v in views) == size:
+        from RLA.replay_buffer.snapshot import direct_read
+        if direct_read.read_direct(path, views, size, crc):
+            return
     done = 0
     with open(path, "rb", buffering=0) as handle:
         for view in views:
@@ -339,12 +242,12 @@ def read_verified(path: Path, views: Sequence[memoryview], size: int, crc: int,
             while pos < n:
                 k = handle.readinto(view[pos:min(n, pos + READ_BLOCK)])
                 if not k:
-                    raise _ended_early(path, size, done + pos)
+                    raise ended_early(path, size, done + pos)
                 pos += k
             done += n
     actual_crc = crc_of(views)
     if actual_crc != crc:
-        raise _bad_checksum(path, crc, actual_crc)
+        raise bad_checksum(path, crc, actual_crc)
 
 
 def read_json_verified(path: Path, size: Optional[int] = None, crc: Optional[int] = None) -> Any:
@@ -431,6 +334,10 @@ def resolve(path: Any, snapshot: Optional[str] = None) -> Tuple[Path, Path, Dict
                                     fix="pick an existing snapshot id")
         return path, snap, read_manifest(snap)
     snaps = list_snapshots(path)
+    unreadable = sorted(p for p in path.iterdir() if not p.name.startswith(".") and
+                        (p / MANIFEST).is_file())
+    if not snaps and unreadable:
+        read_manifest(unreadable[-1])  # raises why the newest one cannot be read
     if not snaps:
         raise ReplayBufferError(f"No complete snapshot in {path}",
                                 expected="a published snapshot (a directory with MANIFEST.json)",

@@ -144,6 +144,63 @@ def check_free_space(cap: Capture) -> None:
                                 fix="free some space, use keep_last, or save elsewhere")
 
 
+ZEROS = memoryview(bytes(fmt.ALIGN_TO))
+
+
+def field_offsets(item_bytes: List[int], start: int, n: int) -> Tuple[List[int], int]:
+    """Where each field's chunk starts in the segment of items ``[start, start + n)``.
+
+    Format 2 layout: chunks follow each other in field order; one of at least
+    ``fmt.ALIGN_MIN_BYTES`` is preceded by zero padding (< ``fmt.ALIGN_TO`` bytes) so that its
+    file offset is congruent to its byte offset in the field's array (``start * item``). In a
+    page-aligned array the chunk can then be read in place with O_DIRECT. Returns the offsets
+    and the file size.
+    """
+    offsets, pos = [], 0
+    for item in item_bytes:
+        if n * item >= fmt.ALIGN_MIN_BYTES:
+            pos += (start * item - pos) % fmt.ALIGN_TO
+        offsets.append(pos)
+        pos += n * item
+    return offsets, pos
+
+
+def padded(views: List[memoryview], offsets: List[int]) -> List[memoryview]:
+    """``views`` with the zero padding that puts each at its offset."""
+    out, pos = [], 0
+    for view, off in zip(views, offsets):
+        if off > pos:
+            out.append(ZEROS[:off - pos])
+        out.append(view)
+        pos = off + len(view)
+    return out
+
+
+def segment_spans(seg: Dict[str, Any], fields: List[FieldSpec], path: Path) -> List[int]:
+    """The file offset of each field's chunk in ``seg``, checked against its size.
+
+    Format 1 segments list no offsets: their chunks are back to back.
+    """
+    n = seg["end"] - seg["start"]
+    sizes = [n * f.item_bytes for f in fields]
+    offsets = seg.get("offsets")
+    if offsets is None:
+        offsets = [sum(sizes[:i]) for i in range(len(sizes))]
+    ok = isinstance(offsets, list) and len(offsets) == len(sizes) and \
+        all(isinstance(o, int) for o in offsets)
+    pos = 0
+    for off, size in zip(offsets if ok else [], sizes):
+        ok = ok and pos <= off < pos + fmt.ALIGN_TO
+        pos = off + size
+    if not ok or pos != seg["bytes"]:
+        raise CorruptSnapshotError(f"Segment {path} does not match the schema",
+                                   expected=f"{sum(sizes)} bytes of {n} items "
+                                            f"({len(sizes)} fields, padding < {fmt.ALIGN_TO})",
+                                   found=f"{seg['bytes']} bytes listed, offsets {offsets!r:.80}",
+                                   fix="load an older snapshot")
+    return offsets
+
+
 def write_shard(cap: Capture, staging: Path, session: str, source: ChunkSource,
                 durable: bool = True) -> Dict[str, Any]:
     """Write the new segments, the shard arrays and the shard manifest into ``staging``.
@@ -165,12 +222,17 @@ def write_shard(cap: Capture, staging: Path, session: str, source: ChunkSource,
             rel = f"{seg_rel}/c{chunk:07d}-{session}-{ver}-{token}.seg"
             path = cap.store / rel
             with source(chunk, start, end) as arrays:
-                nbytes, crc = fmt.write_views(path, [fmt.as_bytes_view(a) for a in arrays],
-                                              crc_pool=pool, writeback=durable)
+                views = [fmt.as_bytes_view(a) for a in arrays]
+                offsets, _ = field_offsets([len(v) // (end - start) for v in views], start,
+                                           end - start)
+                nbytes, crc = fmt.write_views(path, padded(views, offsets), crc_pool=pool,
+                                              writeback=durable)
             to_sync.append(path)
             cap.written[chunk] = {"file": rel, "chunk": chunk, "start": start, "end": end,
                                   "bytes": nbytes, "crc32": crc, "ver": ver,
                                   "layout": cap.header["segment_fields"]}
+            if nbytes != sum(len(v) for v in views):  # padded: list where each chunk starts
+                cap.written[chunk]["offsets"] = offsets
         arrays_meta: Dict[str, Any] = {}
         if cap.arrays:
             adir = staging / fmt.shard_dir(cap.rank)
@@ -219,15 +281,16 @@ def read_segment_into(store: Path, seg: Dict[str, Any], schema: Schema,
     """Read one verified segment into ``arrays`` at slots ``[offset, offset + n)``."""
     n = seg["end"] - seg["start"]
     fields = segment_fields(schema, names)
-    views = [fmt.as_bytes_view(arrays[f.name][offset:offset + n]) if n else memoryview(b"")
-             for f in fields]
-    expected = n * sum(f.item_bytes for f in fields)
-    if expected != seg["bytes"]:
-        raise CorruptSnapshotError(f"Segment {store / seg['file']} does not match the schema",
-                                   expected=f"{expected} bytes for {n} items",
-                                   found=f"{seg['bytes']} bytes listed",
-                                   fix="load an older snapshot")
-    fmt.read_verified(store / seg["file"], views, seg["bytes"], seg["crc32"])
+    path = store / seg["file"]
+    offsets = segment_spans(seg, fields, path)
+    pieces, pos = [], 0  # the whole file in order: padding (checked by the CRC) and chunks
+    for f, off in zip(fields, offsets):
+        if off > pos:
+            pieces.append(memoryview(bytearray(off - pos)))
+        pieces.append(fmt.as_bytes_view(arrays[f.name][offset:offset + n]) if n
+                      else memoryview(b""))
+        pos = off + n * f.item_bytes
+    fmt.read_verified(path, pieces, seg["bytes"], seg["crc32"])
 
 
 def read_arrays(snap_dir: Path, shard: Dict[str, Any]) -> Dict[str, np.ndarray]:
@@ -245,22 +308,18 @@ def read_meta(store: Path, shard: Dict[str, Any], schema: Schema) -> Dict[str, n
     """Read only the meta fields of every segment (seek reads; sizes are checked)."""
     size = shard["size"]
     fields = segment_fields(schema, shard.get("segment_fields"))
-    item_bytes = sum(f.item_bytes for f in fields)
     meta_names = [f for f in fields if f.name.startswith("_")]
     out = {f.name: np.empty(size, dtype=f.dtype) for f in meta_names}
     for seg in shard["segments"]:
-        n = seg["end"] - seg["start"]
         path = store / seg["file"]
-        if not _exists_with_size(path, seg["bytes"]) or seg["bytes"] != n * item_bytes:
+        offsets = segment_spans(seg, fields, path)
+        if not _exists_with_size(path, seg["bytes"]):
             raise CorruptSnapshotError(f"Segment {path} is missing or has the wrong size",
                                        expected=f"{seg['bytes']} bytes",
                                        found="a different file", fix="load an older snapshot")
         with open(path, "rb") as handle:
-            pos = 0
-            for f in fields:
-                nbytes = n * f.item_bytes
+            for f, off in zip(fields, offsets):
                 if f.name.startswith("_"):
-                    handle.seek(pos)
+                    handle.seek(off)
                     handle.readinto(fmt.as_bytes_view(out[f.name][seg["start"]:seg["end"]]))
-                pos += nbytes
     return out

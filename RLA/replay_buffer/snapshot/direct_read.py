@@ -1,0 +1,224 @@
+"""O_DIRECT reads of cold snapshot files, straight into the arrays being restored.
+
+A cold load through the page cache fills every byte twice: once into freshly allocated
+page-cache pages, once more into the destination arrays. On the benchmark VM those page-cache
+pages cost as much CPU as the destination itself. An O_DIRECT read lets the disk write into
+the destination's pages and nothing else.
+
+O_DIRECT needs the file offset, the length and the memory address of each read aligned to
+:data:`ALIGN`. Format 2 segments place each large field chunk at a file offset congruent to
+its destination's address (see ``shard_io.field_offsets``), so the aligned middle of every
+such chunk is read in place. Everything else (chunk heads and tails, padding, small fields,
+chunks whose destination does not line up, format 1 files) is read in the same pass into a
+per-thread scratch buffer and copied. One ``preadv`` covers a whole 4 MiB segment.
+"""
+from __future__ import annotations
+
+import bisect
+import ctypes
+import errno
+import fcntl
+import functools
+import mmap
+import os
+import sys
+import threading
+from pathlib import Path
+from typing import Callable, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from RLA.replay_buffer.snapshot import format as fmt
+
+ALIGN = 4096  # offsets, lengths and addresses of O_DIRECT reads (>= any logical block size)
+SCRATCH_BYTES = 8 << 20  # one thread's reusable buffer for the bytes not read in place
+MIN_IN_PLACE = 64 << 10  # shorter pieces go through the scratch buffer
+IOV_MAX = 512
+CACHESTAT = 451  # the cachestat(2) system call (Linux >= 6.5, same number on every arch)
+
+_local = threading.local()
+
+
+def scratch() -> memoryview:
+    """This thread's page-aligned, pre-faulted scratch buffer (reused for every file)."""
+    buf = getattr(_local, "scratch", None)
+    if buf is None or len(buf) != SCRATCH_BYTES:
+        region = mmap.mmap(-1, SCRATCH_BYTES)  # anonymous mappings are page-aligned
+        for pos in range(0, SCRATCH_BYTES, mmap.PAGESIZE):
+            region[pos] = 0
+        buf = _local.scratch = memoryview(region)
+    return buf
+
+
+class _Range(ctypes.Structure):
+    _fields_ = [("off", ctypes.c_uint64), ("len", ctypes.c_uint64)]
+
+
+class _Stat(ctypes.Structure):
+    _fields_ = [("nr_cache", ctypes.c_uint64), ("nr_dirty", ctypes.c_uint64),
+                ("nr_writeback", ctypes.c_uint64), ("nr_evicted", ctypes.c_uint64),
+                ("nr_recently_evicted", ctypes.c_uint64)]
+
+
+@functools.lru_cache(maxsize=None)
+def _syscall() -> Optional[Callable[..., int]]:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None, use_errno=True).syscall
+    except (OSError, AttributeError):
+        return None
+
+
+def cached(fd: int, size: int) -> bool:
+    """True when every page of the file is in the page cache (a plain read is faster then).
+
+    Asks ``cachestat(2)``, which starts no I/O. Without it (kernels before 6.5) files count
+    as cold: they are read with O_DIRECT, which is correct, only slower for a cached file.
+    """
+    fn = _syscall()
+    if fn is None or not size:
+        return not size
+    rng, stat = _Range(0, size), _Stat()
+    if fn(CACHESTAT, fd, ctypes.byref(rng), ctypes.byref(stat), 0) != 0:
+        return False
+    return stat.nr_cache * mmap.PAGESIZE >= size
+
+
+def _address(view: memoryview) -> int:
+    return np.frombuffer(view, dtype=np.uint8).ctypes.data
+
+
+def plan(views: Sequence[memoryview], size: int) -> List[Tuple[int, int, Optional[memoryview]]]:
+    """Cut ``[0, size rounded up to ALIGN)`` into ``(lo, hi, target)`` file ranges, in order.
+
+    ``target`` is the slice of a view that the range is read into in place, or None for a
+    range read through the scratch buffer. Every bound is a multiple of ALIGN.
+    """
+    in_place: List[Tuple[int, int, memoryview]] = []
+    pos = 0
+    for view in views:
+        n = len(view)
+        if n >= MIN_IN_PLACE:
+            addr = _address(view)
+            if (addr - pos) % ALIGN == 0:
+                lo = pos + (-addr) % ALIGN
+                hi = (pos + n) // ALIGN * ALIGN
+                if hi - lo >= ALIGN:
+                    in_place.append((lo, hi, view[lo - pos:hi - pos]))
+        pos += n
+    end = -(-size // ALIGN) * ALIGN
+    out: List[Tuple[int, int, Optional[memoryview]]] = []
+    pos = 0
+    for lo, hi, target in in_place:
+        if lo > pos:
+            out.append((pos, lo, None))
+        out.append((lo, hi, target))
+        pos = hi
+    if end > pos:
+        out.append((pos, end, None))
+    return out
+
+
+class _Copier:
+    """Copies file ranges from the scratch buffer to the views that cover the file."""
+
+    def __init__(self, views: Sequence[memoryview]) -> None:
+        self.arrays = [np.frombuffer(v, dtype=np.uint8) for v in views if len(v)]
+        self.starts = [0]
+        for arr in self.arrays:
+            self.starts.append(self.starts[-1] + arr.size)
+
+    def copy(self, lo: int, data: np.ndarray) -> None:
+        """Place ``data`` (file bytes from offset ``lo``) into the views."""
+        i = bisect.bisect_right(self.starts, lo) - 1
+        done = 0
+        while done < data.size and i < len(self.arrays):
+            at = lo + done - self.starts[i]
+            m = min(data.size - done, self.arrays[i].size - at)
+            np.copyto(self.arrays[i][at:at + m], data[done:done + m])  # releases the GIL
+            done += m
+            i += 1
+
+
+def _read_batch(fd: int, path: Path, lo: int, iov: List[memoryview], size: int) -> None:
+    """``preadv`` the contiguous file range starting at ``lo`` into ``iov`` (short reads go on
+    where they stopped; only the end of the file may come back short)."""
+    want = sum(len(v) for v in iov)
+    got = 0
+    pending = list(iov)
+    while pending:
+        k = os.preadv(fd, pending[:IOV_MAX], lo + got)
+        got += k
+        if k == 0 or k % ALIGN:  # end of file
+            break
+        while k:
+            if k >= len(pending[0]):
+                k -= len(pending.pop(0))
+            else:
+                pending[0] = pending[0][k:]
+                k = 0
+    if lo + got < min(size, lo + want):
+        raise fmt.ended_early(path, size, lo + got)
+
+
+def read_direct(path: Path, views: Sequence[memoryview], size: int, crc: int) -> bool:
+    """Read cold ``path`` (``size`` bytes, covered in order by ``views``) with O_DIRECT.
+
+    Returns False, having read nothing, when O_DIRECT does not apply: the file is cached,
+    the file system refuses it, or an alignment is refused; the caller reads it plainly.
+
+    Raises:
+        CorruptSnapshotError: the file ends early or fails its CRC-32 (the views then hold
+            unverified bytes).
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if cached(fd, size):
+            return False
+        try:
+            fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_DIRECT)
+        except OSError as exc:
+            if exc.errno in (errno.EINVAL, errno.EOPNOTSUPP):
+                return False
+            raise
+        buf = scratch()
+        copier = _Copier(views)
+        ranges = plan(views, size)
+        first = True
+        while ranges:
+            # one batch: in-place targets and scratch slices of one contiguous file range
+            lo, iov, spans, used = ranges[0][0], [], [], 0
+            while ranges and len(iov) < IOV_MAX:
+                r_lo, r_hi, target = ranges[0]
+                if target is not None:
+                    iov.append(target)
+                    ranges.pop(0)
+                    continue
+                room = len(buf) - used
+                if room < ALIGN:
+                    break
+                take = min(r_hi - r_lo, room)
+                iov.append(buf[used:used + take])
+                spans.append((r_lo, used, take))
+                used += take
+                if take == r_hi - r_lo:
+                    ranges.pop(0)
+                else:
+                    ranges[0] = (r_lo + take, r_hi, None)
+            try:
+                _read_batch(fd, path, lo, iov, size)
+            except OSError as exc:
+                if exc.errno == errno.EINVAL and first:
+                    return False  # an alignment the device refuses: the plain read handles it
+                raise
+            first = False
+            for f_lo, at, take in spans:
+                n = max(0, min(take, size - f_lo))
+                copier.copy(f_lo, np.frombuffer(buf, dtype=np.uint8, count=n, offset=at))
+    finally:
+        os.close(fd)
+    actual = fmt.crc_of(v for v in views if len(v))
+    if actual != crc:
+        raise fmt.bad_checksum(path, crc, actual)
+    return True
