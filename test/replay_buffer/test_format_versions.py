@@ -12,7 +12,7 @@ import pytest
 from RLA.replay_buffer.snapshot import format as fmt
 from RLA.replay_buffer.snapshot import inspect as snap_inspect
 
-from helpers import assert_same_state, fill, make
+from helpers import assert_same_state, fill, make, multiset
 from test_direct_reads import evict
 
 FORMAT1 = Path(__file__).parent / "data" / "format1-small"
@@ -81,3 +81,11 @@ def test_newer_format_is_refused(format1):
     from RLA.errors import CorruptSnapshotError
     with pytest.raises(CorruptSnapshotError, match="snapshot format version 3.*upgrade RLA"):
         make(capacity=64, sampler="prioritized", seed=1, segment_bytes=512).loads(format1)
+
+
+def test_format_1_reshards_into_two_ranks(format1):
+    """Resharding reads segments through their offsets too (format 1: none listed)."""
+    parts = [make(capacity=64, sampler="prioritized", seed=r) for r in range(2)]
+    for r, part in enumerate(parts):
+        part.loads(format1, rank=r, world_size=2)
+    assert multiset(parts) == multiset([original()])
