@@ -70,36 +70,50 @@ def _syscall() -> Optional[Callable[..., int]]:
         return None
 
 
+def cached_pages(fd: int, size: int) -> int:
+    """Pages of the first ``size`` bytes of ``fd`` in the page cache, from ``cachestat(2)``
+    (which starts no I/O). Raises OSError where the call is unavailable (before Linux 6.5)."""
+    fn = _syscall()
+    if fn is None:
+        raise OSError(errno.ENOSYS, "cachestat needs Linux")
+    rng, stat = _Range(0, size), _Stat()
+    if fn(CACHESTAT, fd, ctypes.byref(rng), ctypes.byref(stat), 0) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+    return int(stat.nr_cache)
+
+
 def cached(fd: int, size: int) -> bool:
     """True when every page of the file is in the page cache (a plain read is faster then).
 
-    Asks ``cachestat(2)``, which starts no I/O. Without it (kernels before 6.5) files count
-    as cold: they are read with O_DIRECT, which is correct, only slower for a cached file.
+    Without ``cachestat(2)`` files count as cold: they are read with O_DIRECT, which is
+    correct, only slower for a cached file.
     """
-    fn = _syscall()
-    if fn is None or not size:
-        return not size
-    rng, stat = _Range(0, size), _Stat()
-    if fn(CACHESTAT, fd, ctypes.byref(rng), ctypes.byref(stat), 0) != 0:
+    if not size:
+        return True
+    try:
+        return cached_pages(fd, size) * mmap.PAGESIZE >= size
+    except OSError:
         return False
-    return stat.nr_cache * mmap.PAGESIZE >= size
 
 
 def _address(view: memoryview) -> int:
     return np.frombuffer(view, dtype=np.uint8).ctypes.data
 
 
-def plan(views: Sequence[memoryview], size: int) -> List[Tuple[int, int, Optional[memoryview]]]:
+def plan(views: Sequence[memoryview], size: int,
+         in_place_ok: bool = True) -> List[Tuple[int, int, Optional[memoryview]]]:
     """Cut ``[0, size rounded up to ALIGN)`` into ``(lo, hi, target)`` file ranges, in order.
 
     ``target`` is the slice of a view that the range is read into in place, or None for a
-    range read through the scratch buffer. Every bound is a multiple of ALIGN.
+    range read through the scratch buffer. Every bound is a multiple of ALIGN. Without
+    ``in_place_ok`` everything goes through the scratch buffer.
     """
     in_place: List[Tuple[int, int, memoryview]] = []
     pos = 0
     for view in views:
         n = len(view)
-        if n >= MIN_IN_PLACE:
+        if in_place_ok and n >= MIN_IN_PLACE:
             addr = _address(view)
             if (addr - pos) % ALIGN == 0:
                 lo = pos + (-addr) % ALIGN
@@ -162,11 +176,15 @@ def _read_batch(fd: int, path: Path, lo: int, iov: List[memoryview], size: int) 
         raise fmt.ended_early(path, size, lo + got)
 
 
-def read_direct(path: Path, views: Sequence[memoryview], size: int, crc: int) -> bool:
+def read_direct(path: Path, views: Sequence[memoryview], size: int, crc: int,
+                in_place: bool = True) -> bool:
     """Read cold ``path`` (``size`` bytes, covered in order by ``views``) with O_DIRECT.
 
-    Returns False, having read nothing, when O_DIRECT does not apply: the file is cached,
-    the file system refuses it, or an alignment is refused; the caller reads it plainly.
+    ``in_place`` lets the disk write straight into ``views`` where they line up: only for
+    anonymous memory (a file-backed destination, such as a memmap storage, is filled by
+    copying from the scratch buffer). Returns False, having read nothing, when O_DIRECT does
+    not apply: the file is cached, the file system refuses it, or an alignment is refused;
+    the caller reads it plainly.
 
     Raises:
         CorruptSnapshotError: the file ends early or fails its CRC-32 (the views then hold
@@ -184,7 +202,7 @@ def read_direct(path: Path, views: Sequence[memoryview], size: int, crc: int) ->
             raise
         buf = scratch()
         copier = _Copier(views)
-        ranges = plan(views, size)
+        ranges = plan(views, size, in_place)
         first = True
         while ranges:
             # one batch: in-place targets and scratch slices of one contiguous file range

@@ -208,12 +208,13 @@ def bad_checksum(path: Path, crc: int, actual: int) -> CorruptSnapshotError:
 
 
 def read_verified(path: Path, views: Sequence[memoryview], size: int, crc: int,
-                  direct: Optional[bool] = None) -> None:
+                  direct: Optional[bool] = None, in_place: bool = True) -> None:
     """Read ``path`` into ``views`` (total ``size`` bytes), checking size and CRC-32.
 
     ``direct`` (default :data:`DIRECT_READS`) reads a file that is not in the page cache
     with O_DIRECT (see ``direct_read.read_direct``); cached files and file systems without
-    O_DIRECT take plain reads straight into ``views``. The views hold unverified bytes when this
+    O_DIRECT take plain reads straight into ``views``. ``in_place`` (anonymous memory only)
+    lets O_DIRECT write into ``views`` where they line up. The views hold unverified bytes when this
     raises: read into memory that is discarded on error.
 
     Raises:
@@ -232,7 +233,7 @@ def read_verified(path: Path, views: Sequence[memoryview], size: int, crc: int,
     if (DIRECT_READS if direct is None else direct) and size >= ALIGN_TO and \
             sum(len(v) for v in views) == size:
         from RLA.replay_buffer.snapshot import direct_read
-        if direct_read.read_direct(path, views, size, crc):
+        if direct_read.read_direct(path, views, size, crc, in_place):
             return
     done = 0
     with open(path, "rb", buffering=0) as handle:

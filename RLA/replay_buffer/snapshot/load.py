@@ -45,6 +45,7 @@ def read_segments(store: Path, segments: List[Dict[str, Any]], schema: Schema,
     stop = threading.Event()
     direct = fmt.DIRECT_READS
     readers = DIRECT_READERS if direct else READERS
+    in_place = storage.kind == "ram"  # O_DIRECT into anonymous memory only, never a mapped file
 
     def populate() -> None:
         for seg in segments:
@@ -57,7 +58,8 @@ def read_segments(store: Path, segments: List[Dict[str, Any]], schema: Schema,
         if not direct and i + PREFETCH_AHEAD < len(segments):
             fmt.prefetch(store / segments[i + PREFETCH_AHEAD]["file"])
         seg = segments[i]
-        read_segment_into(store, seg, schema, storage.arrays, seg["start"], names)
+        read_segment_into(store, seg, schema, storage.arrays, seg["start"], names,
+                          in_place=in_place)
 
     helper = threading.Thread(target=populate, name="rla-load-populate", daemon=True)
     helper.start()

@@ -277,8 +277,11 @@ def check_segments(shard: Dict[str, Any], where: Path) -> None:
 
 def read_segment_into(store: Path, seg: Dict[str, Any], schema: Schema,
                       arrays: Dict[str, np.ndarray], offset: int = 0,
-                      names: Optional[List[str]] = None) -> None:
-    """Read one verified segment into ``arrays`` at slots ``[offset, offset + n)``."""
+                      names: Optional[List[str]] = None, in_place: bool = True) -> None:
+    """Read one verified segment into ``arrays`` at slots ``[offset, offset + n)``.
+
+    ``in_place``: the arrays are anonymous memory, which O_DIRECT may fill directly.
+    """
     n = seg["end"] - seg["start"]
     fields = segment_fields(schema, names)
     path = store / seg["file"]
@@ -290,7 +293,7 @@ def read_segment_into(store: Path, seg: Dict[str, Any], schema: Schema,
         pieces.append(fmt.as_bytes_view(arrays[f.name][offset:offset + n]) if n
                       else memoryview(b""))
         pos = off + n * f.item_bytes
-    fmt.read_verified(path, pieces, seg["bytes"], seg["crc32"])
+    fmt.read_verified(path, pieces, seg["bytes"], seg["crc32"], in_place=in_place)
 
 
 def read_arrays(snap_dir: Path, shard: Dict[str, Any]) -> Dict[str, np.ndarray]:
