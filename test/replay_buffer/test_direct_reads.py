@@ -177,7 +177,7 @@ def random_file(path: Path, nbytes: int, seed: int = 0) -> np.ndarray:
 
 
 def in_fresh_thread(fn):
-    """Run ``fn`` in a new thread (so it gets a new per-thread scratch buffer)."""
+    """Run ``fn`` in a new thread (as the loader's reader threads do)."""
     out = {}
 
     def run():
