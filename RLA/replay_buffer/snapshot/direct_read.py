@@ -179,12 +179,7 @@ def _read_batch(fd: int, path: Path, lo: int, iov: List[memoryview], size: int) 
         got += k
         if k == 0 or k % ALIGN:  # end of file
             break
-        while k:
-            if k >= len(pending[0]):
-                k -= len(pending.pop(0))
-            else:
-                pending[0] = pending[0][k:]
-                k = 0
+        fmt.consume(pending, k)
     if lo + got < min(size, lo + want):
         raise fmt.ended_early(path, size, lo + got)
 

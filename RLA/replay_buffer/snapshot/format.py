@@ -122,6 +122,16 @@ def start_writeback(fd: int) -> None:
         fn(fd)
 
 
+def consume(pending: List[memoryview], n: int) -> None:
+    """Drop the first ``n`` bytes from the buffers of a vectored I/O call (in place)."""
+    while n:
+        if n >= len(pending[0]):
+            n -= len(pending.pop(0))
+        else:
+            pending[0] = pending[0][n:]
+            n = 0
+
+
 def write_views(path: Path, views: Sequence[memoryview], exclusive: bool = True,
                 crc_pool: Optional[Executor] = None, writeback: bool = False) -> Tuple[int, int]:
     """Write ``views`` back to back into a new file; return ``(bytes, crc32)`` (no fsync).
@@ -142,12 +152,7 @@ def write_views(path: Path, views: Sequence[memoryview], exclusive: bool = True,
         while pending:  # writev may be short: drop what was written and go on
             batch = pending[:IOV_MAX]
             n = os.writev(fd, batch) if len(batch) > 1 else os.write(fd, batch[0][:MAX_WRITE])
-            while n:
-                if n >= len(pending[0]):
-                    n -= len(pending.pop(0))
-                else:
-                    pending[0] = pending[0][n:]
-                    n = 0
+            consume(pending, n)
         if writeback and total:
             start_writeback(fd)
     finally:
