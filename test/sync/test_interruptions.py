@@ -72,14 +72,22 @@ def test_sftp_connection_dropped_server_side_is_resumed(sshd, make_run, tmp_path
     remote = tmp_path / "remote_db"
     syncer = RunSyncer(sftp_settings(sshd, remote, retries=3, backoff=0.05), tmp_path / "data")
     result = {}
-    worker = threading.Thread(target=lambda: result.update(report=syncer.push([run])))
+
+    def push() -> None:
+        try:
+            result["report"] = syncer.push([run])
+        except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+            result["error"] = exc
+    worker = threading.Thread(target=push)
     worker.start()
     _wait_for_part(_part_of(remote, run, "big.bin"))
-    for pid in _descendants(sshd.process.pid):
+    killed = _descendants(sshd.process.pid)
+    for pid in killed:
         os.kill(pid, signal.SIGKILL)
     worker.join(timeout=90)
-    report = result["report"]
-    assert report.retries >= 1
+    report = result.get("report")
+    assert report is not None, f"push failed: {result.get('error')!r} (killed {killed})"
+    assert report.retries >= 1, f"no retry: the upload ended before the kill? killed {killed}"
     assert tree(remote) == tree(tmp_path / "data")
     assert report.bytes_sent < 2 * BIG  # resumed, not restarted
 
