@@ -18,7 +18,7 @@ from RLA.replay_buffer import ReplayBuffer
 from RLA.replay_buffer.schema import Schema
 from RLA.replay_buffer.snapshot import direct_read as dr
 from RLA.replay_buffer.snapshot import format as fmt
-from RLA.replay_buffer.snapshot import shard_io
+from RLA.replay_buffer.snapshot import segment_layout, shard_io
 
 from helpers import assert_same_state, fill, make
 
@@ -280,7 +280,7 @@ def test_direct_reads_can_be_turned_off(direct_dir, monkeypatch, spy):
 @pytest.mark.parametrize("start", [0, 1, 97, 4095, 123457])
 def test_field_offsets_line_up_large_chunks(items, start):
     n = 50
-    offsets, size = shard_io.field_offsets(items, start, n)
+    offsets, size = segment_layout.field_offsets(items, start, n)
     pos = 0
     for item, off in zip(items, offsets):
         assert pos <= off < pos + fmt.ALIGN_TO  # padding only, less than a page
@@ -304,13 +304,13 @@ def test_segment_spans_refuse_bad_offsets(tmp_path):
     for size in sizes:
         offs.append(total)
         total += size
-    assert shard_io.segment_spans(dict(good, bytes=total), fields, tmp_path / "x.seg") == offs
+    assert segment_layout.segment_spans(dict(good, bytes=total), fields, tmp_path / "x.seg") == offs
     padded = [offs[0]] + [o + 96 for o in offs[1:]]
-    assert shard_io.segment_spans(dict(good, offsets=padded), fields, tmp_path) == padded
+    assert segment_layout.segment_spans(dict(good, offsets=padded), fields, tmp_path) == padded
     for bad in ([o + 5000 for o in offs], offs[:-1], [offs[0] + 1] + offs[1:],
                 [str(o) for o in offs], "0"):
         with pytest.raises(CorruptSnapshotError, match="x.seg does not match the schema"):
-            shard_io.segment_spans(dict(good, offsets=bad), fields, tmp_path / "x.seg")
+            segment_layout.segment_spans(dict(good, offsets=bad), fields, tmp_path / "x.seg")
 
 
 @pytest.mark.timeout(60)

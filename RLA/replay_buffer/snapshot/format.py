@@ -11,7 +11,7 @@ published snapshot::
 
 A snapshot becomes visible only when its staging directory is renamed to ``<snapshot_id>``
 after every file (and MANIFEST.json last) was fsync'd. Every file is listed with its size and
-CRC-32; no file is ever unpickled.
+CRC-32; no file is ever unpickled. Inside a segment file, see segment_layout.py.
 """
 from __future__ import annotations
 
