@@ -144,7 +144,7 @@ def disk_limits(tmp: Path, nbytes: int, reps: int) -> List[Dict[str, Any]]:
     First touch: faulting in fresh anonymous memory with 4 KiB pages and with huge pages, the
     other ceiling of any eager load.
     """
-    from RLA.replay_buffer.snapshot import format as fmt
+    from RLA.replay_buffer.snapshot import file_io as fio
     from RLA.replay_buffer.storage.ram import anonymous_zeros
     src = tmp / "random.bin"
     np.random.default_rng(0).integers(0, 255, nbytes, dtype=np.uint8).tofile(src)
@@ -178,9 +178,9 @@ def disk_limits(tmp: Path, nbytes: int, reps: int) -> List[Dict[str, Any]]:
             paths = []
             for i, lo in enumerate(range(0, nbytes, seg)):
                 paths.append(files / f"{i}.seg")
-                fmt.write_views(paths[-1], [view[lo:lo + seg]], writeback=True)
+                fio.write_views(paths[-1], [view[lo:lo + seg]], writeback=True)
             with ThreadPoolExecutor(2) as pool:
-                fmt.fsync_paths(paths, pool=pool)
+                fio.fsync_paths(paths, pool=pool)
         out["4 MiB files, writeback + fdatasync"].append(nbytes / measure(many_files)["s"] / MB)
         shutil.rmtree(files)
         for name, huge in (("first touch, 4 KiB pages", False),
@@ -237,7 +237,7 @@ def rla_case(tmp: Path, data: Dict[str, Any], cap: int, sampler: str, reps: int,
     through the page cache (``RLA_REPLAY_DIRECT_IO=0``) next to the default O_DIRECT reads,
     alternating which of the two goes first, so both are measured under the same conditions."""
     from RLA.replay_buffer import ReplayBuffer
-    from RLA.replay_buffer.snapshot import format as fmt
+    from RLA.replay_buffer.snapshot import file_io as fio
     opts = {"alpha": 0.6, "beta": 0.4} if sampler == "prioritized" else None
     n = len(data["done"])
     buf = ReplayBuffer(cap, sampler=sampler, sampler_options=opts, seed=0)
@@ -255,7 +255,7 @@ def rla_case(tmp: Path, data: Dict[str, Any], cap: int, sampler: str, reps: int,
     loads: Dict[bool, List[Dict[str, float]]] = {False: [], True: []}
     fresh: List[Dict[str, float]] = []
     exact = {False: True, True: True}
-    default = fmt.DIRECT_READS
+    default = fio.DIRECT_READS
     assert default, "run the benchmark without RLA_REPLAY_DIRECT_IO=0 (on a file system " \
         "with O_DIRECT)"
     for rep in range(reps + WARMUP):
@@ -266,11 +266,11 @@ def rla_case(tmp: Path, data: Dict[str, Any], cap: int, sampler: str, reps: int,
         for direct in ([rep % 2 == 1, rep % 2 == 0] if paged_too else [True]):
             drop_cache(store)
             fresh_buf = ReplayBuffer(cap, sampler=sampler, sampler_options=opts, seed=9)
-            fmt.DIRECT_READS = direct
+            fio.DIRECT_READS = direct
             try:
                 loads[direct].append(measure(lambda: fresh_buf.loads(store)))
             finally:
-                fmt.DIRECT_READS = default
+                fio.DIRECT_READS = default
             rng_state = buf.rng.bit_generator.state  # compare draws without advancing buf
             same = fresh_buf.cursor == buf.cursor and all(
                 np.array_equal(fresh_buf.storage.arrays[k][:len(buf)], a[:len(buf)])
@@ -631,7 +631,7 @@ def main() -> int:
     by = {(r["workload"], r["system"]): r for r in rows}
     import torch
 
-    from RLA.replay_buffer.snapshot import format as fmt
+    from RLA.replay_buffer.snapshot import file_io as fio
     result = {"area": "replay", "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
               "quick": args.quick, "reps": reps, "runs": runs,
               "machine": {"platform": platform.platform(), "python": platform.python_version(),
@@ -639,7 +639,7 @@ def main() -> int:
                           "torch": torch.__version__,
                           "ram_GB": round(os.sysconf("SC_PHYS_PAGES") *
                                           os.sysconf("SC_PAGE_SIZE") / 2 ** 30, 1)},
-              "crc32": fmt.crc32_impl()[0], "cold_reads": cold_method(),
+              "crc32": fio.crc32_impl()[0], "cold_reads": cold_method(),
               "load_average": os.getloadavg(),
               "goals": {},
               "notes": [f"Every figure is the median over {runs} whole run(s) of the per-run "
@@ -650,7 +650,7 @@ def main() -> int:
                         "its PrioritizedSampler is unavailable; TorchRL rows use RandomSampler.",
                         f"Cold reads: fsync + {cold_method()} on the snapshot's files only "
                         f"(the libraries stay cached, as on a machine resuming a run).",
-                        f"CRC-32 implementation: {fmt.crc32_impl()[0]} (same checksum values "
+                        f"CRC-32 implementation: {fio.crc32_impl()[0]} (same checksum values "
                         f"as zlib).",
                         "The save goal is judged against the better of the two write limits.",
                         f"Every system gets {WARMUP} untimed warm-up save + load before its "

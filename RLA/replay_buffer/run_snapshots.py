@@ -12,6 +12,7 @@ from typing import Any, List, Optional, Union
 
 from RLA.errors import ReplayBufferError
 from RLA.replay_buffer.buffer import ReplayBuffer
+from RLA.replay_buffer.snapshot import file_io as fio
 from RLA.replay_buffer.snapshot import format as fmt
 
 _STEP_RE = re.compile(r"^step-(\d+)$")
@@ -64,7 +65,7 @@ def build_from_snapshot(path: Any, snapshot: Optional[str] = None, **overrides: 
     store, snap_dir, manifest = fmt.resolve(path, snapshot)
     if manifest.get("kind") == KIND:
         return TrajectoryReplayBuffer(**overrides)
-    shard = fmt.read_json_verified(snap_dir / manifest["shards"][0]["file"],
+    shard = fio.read_json_verified(snap_dir / manifest["shards"][0]["file"],
                                    manifest["shards"][0]["bytes"], manifest["shards"][0]["crc32"])
     from RLA.replay_buffer.schema import Schema
     options = dict(capacity=int(shard["capacity"]),

@@ -23,6 +23,7 @@ from RLA.fs import atomic_write_json
 from RLA.replay_buffer import trajectory_files as tf
 from RLA.replay_buffer.episodes import episode_counter, make_episode_id
 from RLA.replay_buffer.schema import flatten, is_torch, to_numpy, to_torch, unflatten
+from RLA.replay_buffer.snapshot import file_io as fio
 from RLA.replay_buffer.snapshot import format as fmt
 from RLA.replay_buffer.snapshot.commit import Committer
 from RLA.replay_buffer.snapshot.save import next_seq, publish
@@ -246,7 +247,7 @@ class TrajectoryReplayBuffer:
                 rel = f"{seg_rel}/traj-{entry['id']}-{entry['uuid'][:8]}.seg"
                 if (store / rel).exists():
                     (store / rel).unlink()
-                nbytes, crc = fmt.write_views(store / rel, [fmt.as_bytes_view(data[n])
+                nbytes, crc = fio.write_views(store / rel, [fio.as_bytes_view(data[n])
                                                             for n in names])
                 written.append(store / rel)
                 rec = {"file": rel, "bytes": nbytes, "crc32": crc,
@@ -254,7 +255,7 @@ class TrajectoryReplayBuffer:
                                    "shape": list(data[n].shape)} for n in names]}
             records[entry["id"]] = rec
             entry["segment"] = rec
-        fmt.fsync_paths(written)
+        fio.fsync_paths(written)
         shard = {"kind": KIND, "rank": self.rank, "world_size": 1, "trajectories": entries,
                  "next_counter": self.next_counter, "rng": self.rng.bit_generator.state,
                  "seed": self.seed, "return_torch": self.return_torch,
@@ -299,7 +300,7 @@ class TrajectoryReplayBuffer:
             seg = e["segment"]
             arrays = {f["name"]: np.empty(tuple(f["shape"]), dtype=np.dtype(f["dtype"]))
                       for f in seg["fields"]}
-            fmt.read_verified(store / seg["file"], [fmt.as_bytes_view(arrays[f["name"]])
+            fio.read_verified(store / seg["file"], [fio.as_bytes_view(arrays[f["name"]])
                                                     for f in seg["fields"]],
                               seg["bytes"], seg["crc32"])
             data[e["id"]] = arrays

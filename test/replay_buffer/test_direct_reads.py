@@ -17,6 +17,7 @@ from RLA.errors import CorruptSnapshotError
 from RLA.replay_buffer import ReplayBuffer
 from RLA.replay_buffer.schema import Schema
 from RLA.replay_buffer.snapshot import direct_read as dr
+from RLA.replay_buffer.snapshot import file_io as fio
 from RLA.replay_buffer.snapshot import format as fmt
 from RLA.replay_buffer.snapshot import segment_layout, shard_io
 
@@ -75,7 +76,7 @@ def spy(monkeypatch):
         return out
     monkeypatch.setattr(dr, "read_direct", read)
     monkeypatch.setattr(dr, "plan", plan)
-    monkeypatch.setattr(fmt, "DIRECT_READS", True)
+    monkeypatch.setattr(fio, "DIRECT_READS", True)
     return calls
 
 
@@ -207,7 +208,7 @@ def test_pieces_of_any_size_small_scratch(direct_dir, monkeypatch, shift):
     path = direct_dir / "data.bin"
     size = 9 * 4096 + 1234
     data = random_file(path, size)
-    crc = fmt.crc32(memoryview(data))
+    crc = fio.crc32(memoryview(data))
     dest = page_aligned(16 * 4096)
     cuts = [0, 1, 4097, 5000]  # then one big view at file offset 5000 ... then small ones
     big_at = 5000 % 4096 + 4096 + shift  # congruent to 5000 when shift == 0
@@ -241,9 +242,9 @@ def test_direct_checksum_mismatch(direct_dir):
     path = direct_dir / "bad.bin"
     data = random_file(path, 2 * 4096 + 7)
     out = np.zeros_like(data)
-    wrong = fmt.crc32(memoryview(data)) ^ 1
+    wrong = fio.crc32(memoryview(data)) ^ 1
     with pytest.raises(CorruptSnapshotError, match="bad.bin fails its checksum"):
-        fmt.read_verified(path, [memoryview(out)], data.size, wrong, direct=True)
+        fio.read_verified(path, [memoryview(out)], data.size, wrong, direct=True)
 
 
 @pytest.mark.timeout(60)
@@ -258,14 +259,14 @@ def test_no_o_direct_falls_back_to_plain_reads(direct_dir, monkeypatch, spy):
     orig = dr.fcntl.fcntl
     monkeypatch.setattr(dr.fcntl, "fcntl", refuse)
     out = np.zeros_like(data)
-    fmt.read_verified(path, [memoryview(out)], data.size, fmt.crc32(memoryview(data)))
+    fio.read_verified(path, [memoryview(out)], data.size, fio.crc32(memoryview(data)))
     assert spy == [False]
     assert np.array_equal(out, data)
 
 
 @pytest.mark.timeout(60)
 def test_direct_reads_can_be_turned_off(direct_dir, monkeypatch, spy):
-    monkeypatch.setattr(fmt, "DIRECT_READS", False)
+    monkeypatch.setattr(fio, "DIRECT_READS", False)
     src = frames_buffer()
     src.dumps(direct_dir / "store")
     evict(segment_files(direct_dir / "store"))

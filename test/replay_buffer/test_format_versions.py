@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from RLA.replay_buffer.snapshot import file_io as fio
 from RLA.replay_buffer.snapshot import format as fmt
 from RLA.replay_buffer.snapshot import inspect as snap_inspect
 
@@ -43,7 +44,7 @@ def test_fixture_is_format_1():
 
 @pytest.mark.parametrize("direct", [False, True])
 def test_format_1_loads_exactly(format1, monkeypatch, direct):
-    monkeypatch.setattr(fmt, "DIRECT_READS", direct)
+    monkeypatch.setattr(fio, "DIRECT_READS", direct)
     evict([p for p in format1.rglob("*") if p.is_file()])
     ref = original()
     buf = make(capacity=64, sampler="prioritized", seed=99, segment_bytes=512)

@@ -1,1 +1,2 @@
-"""The snapshot format of replay buffers: segments, manifests, commit, load, retention."""
+"""The snapshot format of replay buffers: names and manifests (format), verified file I/O
+(file_io), segment layout, O_DIRECT reads (direct_read), commit, save, load, retention."""

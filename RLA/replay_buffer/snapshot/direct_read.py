@@ -18,18 +18,17 @@ import bisect
 import ctypes
 import errno
 import fcntl
-import functools
 import mmap
 import os
-import sys
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator, List, Optional, Sequence, Tuple
+from typing import Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from RLA.replay_buffer.snapshot import format as fmt
+from RLA.replay_buffer.libc import libc_function
+from RLA.replay_buffer.snapshot import file_io as fio
 
 ALIGN = 4096  # offsets, lengths and addresses of O_DIRECT reads (>= any logical block size)
 #: A scratch buffer: the bytes not read in place (a format 2 segment needs a few pages; a
@@ -73,20 +72,10 @@ class _Stat(ctypes.Structure):
                 ("nr_recently_evicted", ctypes.c_uint64)]
 
 
-@functools.lru_cache(maxsize=None)
-def _syscall() -> Optional[Callable[..., int]]:
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        return ctypes.CDLL(None, use_errno=True).syscall
-    except (OSError, AttributeError):
-        return None
-
-
 def cached_pages(fd: int, size: int) -> int:
     """Pages of the first ``size`` bytes of ``fd`` in the page cache, from ``cachestat(2)``
     (which starts no I/O). Raises OSError where the call is unavailable (before Linux 6.5)."""
-    fn = _syscall()
+    fn = libc_function("syscall")
     if fn is None:
         raise OSError(errno.ENOSYS, "cachestat needs Linux")
     rng, stat = _Range(0, size), _Stat()
@@ -179,9 +168,9 @@ def _read_batch(fd: int, path: Path, lo: int, iov: List[memoryview], size: int) 
         got += k
         if k == 0 or k % ALIGN:  # end of file
             break
-        fmt.consume(pending, k)
+        fio.consume(pending, k)
     if lo + got < min(size, lo + want):
-        raise fmt.ended_early(path, size, lo + got)
+        raise fio.ended_early(path, size, lo + got)
 
 
 class _Refused(Exception):
@@ -218,9 +207,9 @@ def read_direct(path: Path, views: Sequence[memoryview], size: int, crc: int,
         return False
     finally:
         os.close(fd)
-    actual = fmt.crc_of(v for v in views if len(v))
+    actual = fio.crc_of(v for v in views if len(v))
     if actual != crc:
-        raise fmt.bad_checksum(path, crc, actual)
+        raise fio.bad_checksum(path, crc, actual)
     return True
 
 

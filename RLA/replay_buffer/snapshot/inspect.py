@@ -5,6 +5,7 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
+from RLA.replay_buffer.snapshot import file_io as fio
 from RLA.replay_buffer.snapshot import format as fmt
 
 
@@ -45,12 +46,12 @@ def verify(path: Any, snapshot: Optional[str] = None) -> Dict[str, int]:
         entries += [t["segment"] for t in shard.get("trajectories", [])]
         for seg in entries:
             buf = np.empty(seg["bytes"], dtype=np.uint8)
-            fmt.read_verified(store / seg["file"], [fmt.as_bytes_view(buf)], seg["bytes"],
+            fio.read_verified(store / seg["file"], [fio.as_bytes_view(buf)], seg["bytes"],
                               seg["crc32"])
             files, nbytes = files + 1, nbytes + seg["bytes"]
         for meta in shard.get("arrays", {}).values():
             buf = np.empty(meta["bytes"], dtype=np.uint8)
-            fmt.read_verified(snap_dir / meta["file"], [fmt.as_bytes_view(buf)], meta["bytes"],
+            fio.read_verified(snap_dir / meta["file"], [fio.as_bytes_view(buf)], meta["bytes"],
                               meta["crc32"])
             files, nbytes = files + 1, nbytes + meta["bytes"]
     return {"files": files + len(shards) + 1, "bytes": nbytes}

@@ -13,6 +13,7 @@ from RLA.errors import ReplayBufferError
 from RLA.replay_buffer import episodes as ep_mod
 from RLA.replay_buffer import ted
 from RLA.replay_buffer.schema import Schema
+from RLA.replay_buffer.snapshot import file_io as fio
 from RLA.replay_buffer.snapshot import format as fmt
 from RLA.replay_buffer.snapshot.shard_io import (check_segments, read_arrays,
                                                  read_segment_into, segment_fields, store_key)
@@ -38,7 +39,7 @@ def read_segments(store: Path, segments: List[Dict[str, Any]], schema: Schema,
     """Read and verify ``segments`` into ``storage`` (fresh arrays), overlapping the costs.
 
     A helper faults the destination rows in ahead of the readers (``Storage.populate``,
-    which never writes data). By default (``fmt.DIRECT_READS``) ``DIRECT_READERS`` threads
+    which never writes data). By default (``fio.DIRECT_READS``) ``DIRECT_READERS`` threads
     read cold segments with O_DIRECT, large field chunks straight into RAM arrays (see
     direct_read.py): no page-cache pages to allocate, fill and reclaim, about half the CPU
     of plain reads. Cached segments, and every segment with ``RLA_REPLAY_DIRECT_IO=0``, take
@@ -47,7 +48,7 @@ def read_segments(store: Path, segments: List[Dict[str, Any]], schema: Schema,
     """
     fields = [f.name for f in segment_fields(schema, names)]
     stop = threading.Event()
-    direct = fmt.DIRECT_READS
+    direct = fio.DIRECT_READS
     readers = DIRECT_READERS if direct else READERS
     in_place = storage.kind == "ram"  # O_DIRECT into anonymous memory only, never a mapped file
 
@@ -60,7 +61,7 @@ def read_segments(store: Path, segments: List[Dict[str, Any]], schema: Schema,
 
     def read(i: int) -> None:
         if not direct and i + PREFETCH_AHEAD < len(segments):
-            fmt.prefetch(store / segments[i + PREFETCH_AHEAD]["file"])
+            fio.prefetch(store / segments[i + PREFETCH_AHEAD]["file"])
         seg = segments[i]
         read_segment_into(store, seg, schema, storage.arrays, seg["start"], names,
                           in_place=in_place)
@@ -70,7 +71,7 @@ def read_segments(store: Path, segments: List[Dict[str, Any]], schema: Schema,
     try:
         with ThreadPoolExecutor(max_workers=readers, thread_name_prefix="rla-load") as pool:
             for seg in segments[:PREFETCH_AHEAD if not direct else 0]:
-                fmt.prefetch(store / seg["file"])
+                fio.prefetch(store / seg["file"])
             for future in [pool.submit(read, i) for i in range(len(segments))]:
                 future.result()
     finally:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Dict, Optional
 from RLA.errors import ReplayBufferError
 from RLA.fs import atomic_write_json, fsync_dir
 from RLA.replay_buffer import episodes as ep_mod
+from RLA.replay_buffer.snapshot import file_io as fio
 from RLA.replay_buffer.snapshot import format as fmt
 from RLA.replay_buffer.snapshot.commit import Committer, make_committer
 from RLA.replay_buffer.snapshot.retention import apply_keep_last, collect_garbage
@@ -50,7 +51,7 @@ def publish(store: Path, staging: Path, snap_id: str, seq: int, world_size: int,
     manifest = {"format": fmt.FORMAT, "format_version": fmt.FORMAT_VERSION,
                 "library_version": __version__, "kind": kind, "snapshot_id": snap_id,
                 "seq": seq, "created": time.time(), "world_size": world_size,
-                "checksum": fmt.CHECKSUM, "shards": shards, "episode_report": report,
+                "checksum": fio.CHECKSUM, "shards": shards, "episode_report": report,
                 "provenance": provenance}
     atomic_write_json(staging / fmt.MANIFEST, manifest, durable=durable)
     fsync_dir(staging)

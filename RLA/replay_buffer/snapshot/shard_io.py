@@ -19,6 +19,7 @@ from RLA.fs import atomic_write_json
 from RLA.replay_buffer import episodes as ep_mod
 from RLA.replay_buffer import ted
 from RLA.replay_buffer.schema import FieldSpec, Schema
+from RLA.replay_buffer.snapshot import file_io as fio
 from RLA.replay_buffer.snapshot import format as fmt
 from RLA.replay_buffer.snapshot.segment_layout import field_offsets, padded, segment_spans
 from RLA.version import __version__
@@ -166,10 +167,10 @@ def write_shard(cap: Capture, staging: Path, session: str, source: ChunkSource,
             rel = f"{seg_rel}/c{chunk:07d}-{session}-{ver}-{token}.seg"
             path = cap.store / rel
             with source(chunk, start, end) as arrays:
-                views = [fmt.as_bytes_view(a) for a in arrays]
+                views = [fio.as_bytes_view(a) for a in arrays]
                 offsets, _ = field_offsets([len(v) // (end - start) for v in views], start,
                                            end - start)
-                nbytes, crc = fmt.write_views(path, padded(views, offsets), crc_pool=pool,
+                nbytes, crc = fio.write_views(path, padded(views, offsets), crc_pool=pool,
                                               writeback=durable)
             to_sync.append(path)
             cap.written[chunk] = {"file": rel, "chunk": chunk, "start": start, "end": end,
@@ -183,14 +184,14 @@ def write_shard(cap: Capture, staging: Path, session: str, source: ChunkSource,
             adir.mkdir(parents=True, exist_ok=True)
             for name, arr in cap.arrays.items():
                 path = adir / f"{name}.bin"
-                nbytes, crc = fmt.write_views(path, [fmt.as_bytes_view(arr)], exclusive=False,
+                nbytes, crc = fio.write_views(path, [fio.as_bytes_view(arr)], exclusive=False,
                                               crc_pool=pool, writeback=durable)
                 to_sync.append(path)
                 arrays_meta[name] = {"file": f"{fmt.shard_dir(cap.rank)}/{name}.bin",
                                      "dtype": arr.dtype.str, "shape": list(arr.shape),
                                      "bytes": nbytes, "crc32": crc}
         if durable:
-            fmt.fsync_paths(to_sync, pool=pool)
+            fio.fsync_paths(to_sync, pool=pool)
     if durable:
         from RLA.fs import fsync_dir
         fsync_dir(cap.store / seg_rel)
@@ -234,10 +235,10 @@ def read_segment_into(store: Path, seg: Dict[str, Any], schema: Schema,
     for f, off in zip(fields, offsets):
         if off > pos:
             pieces.append(memoryview(bytearray(off - pos)))
-        pieces.append(fmt.as_bytes_view(arrays[f.name][offset:offset + n]) if n
+        pieces.append(fio.as_bytes_view(arrays[f.name][offset:offset + n]) if n
                       else memoryview(b""))
         pos = off + n * f.item_bytes
-    fmt.read_verified(path, pieces, seg["bytes"], seg["crc32"], in_place=in_place)
+    fio.read_verified(path, pieces, seg["bytes"], seg["crc32"], in_place=in_place)
 
 
 def read_arrays(snap_dir: Path, shard: Dict[str, Any]) -> Dict[str, np.ndarray]:
@@ -245,7 +246,7 @@ def read_arrays(snap_dir: Path, shard: Dict[str, Any]) -> Dict[str, np.ndarray]:
     out: Dict[str, np.ndarray] = {}
     for name, meta in shard.get("arrays", {}).items():
         arr = np.empty(tuple(meta["shape"]), dtype=np.dtype(meta["dtype"]))
-        fmt.read_verified(snap_dir / meta["file"], [fmt.as_bytes_view(arr)], meta["bytes"],
+        fio.read_verified(snap_dir / meta["file"], [fio.as_bytes_view(arr)], meta["bytes"],
                           meta["crc32"])
         out[name] = arr
     return out
@@ -268,5 +269,5 @@ def read_meta(store: Path, shard: Dict[str, Any], schema: Schema) -> Dict[str, n
             for f, off in zip(fields, offsets):
                 if f.name.startswith("_"):
                     handle.seek(off)
-                    handle.readinto(fmt.as_bytes_view(out[f.name][seg["start"]:seg["end"]]))
+                    handle.readinto(fio.as_bytes_view(out[f.name][seg["start"]:seg["end"]]))
     return out

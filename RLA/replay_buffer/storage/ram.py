@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 import ctypes
-import functools
 import mmap
-import sys
-from typing import Any, Callable, Optional
+from typing import Any
 
 import numpy as np
 
+from RLA.replay_buffer.libc import libc_function
 from RLA.replay_buffer.storage.base import Storage
 
 # Arrays at least this large get their own anonymous mapping (see RAMStorage).
@@ -17,25 +16,13 @@ MADV_POPULATE_WRITE = 23  # Linux >= 5.14: fault pages in writable without touch
 PAGE = mmap.PAGESIZE
 
 
-@functools.lru_cache(maxsize=None)
-def _madvise() -> Optional[Callable[[int, int, int], int]]:
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        fn = ctypes.CDLL(None, use_errno=True).madvise
-    except (OSError, AttributeError):
-        return None
-    fn.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-    return fn
-
-
 def populate_rows(arr: np.ndarray, start: int, stop: int) -> bool:
     """``MADV_POPULATE_WRITE`` over rows ``[start, stop)`` of a mapping-backed C array.
 
     The kernel maps the pages without writing to them, so it is safe while other threads
     fill the same rows. Returns False when unsupported (old kernel, not Linux).
     """
-    fn = _madvise()
+    fn = libc_function("madvise", (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int))
     if fn is None or stop <= start or not arr.flags.c_contiguous:
         return False
     row = arr.strides[0] if arr.ndim else arr.itemsize
