@@ -51,17 +51,20 @@ class RAMStorage(Storage):
     """Arrays in process memory (the default).
 
     Args:
-        hugepages: back large arrays with transparent huge pages. Off by default because it
-            made loads 4-6x slower on the VM the benchmark runs on: numpy asks for huge pages
-            on every large allocation, and first-touching huge pages there ran at 215-340 MB/s
-            against 1.35-1.7 GB/s for 4 KiB pages, whenever the memory had been handed back to
-            the host (free-page reporting of a ballooned VM). Turn it on where huge pages are
-            cheap to fault in and TLB reach matters (random gathers over many GiB of small items).
+        hugepages: back large arrays with transparent huge pages (the default, as numpy does
+            for large arrays): 512x fewer page faults to fill them and a wider TLB reach for
+            random gathers. On the benchmark VM, cold loads of an 847 MB snapshot ran at
+            2169 MB/s with huge pages against 1903 MB/s with 4 KiB pages (0.25 s of CPU against
+            0.48 s), and a 165 MB one at 1770 against 1087 MB/s (bench/RESULTS.md, 3 runs each).
+            Huge pages can be slow to get when memory is fragmented and the kernel compacts it
+            first (about 1 load in 5 ran at ~1.1 GB/s in A/B tests), and right after a global
+            ``drop_caches`` on this VM they faulted in at 0.2-0.4 GB/s. ``False`` keeps 4 KiB
+            pages.
     """
 
     kind = "ram"
 
-    def __init__(self, hugepages: bool = False, **options: Any) -> None:
+    def __init__(self, hugepages: bool = True, **options: Any) -> None:
         super().__init__(hugepages=bool(hugepages), **options)
 
     def _allocate(self, name: str, shape: tuple, dtype: np.dtype) -> np.ndarray:
