@@ -30,6 +30,7 @@ SETTLE_S = 60.0
 RECHECK_S = 30.0
 #: Data roots remembered per process (least recently used dropped first).
 MAX_ROOTS = 16
+_ENDED = (FINISHED, CRASHED, KILLED)
 
 
 @dataclass
@@ -49,11 +50,10 @@ def is_settled(record: RunRecord, newest_mtime_ns: int, now_ns: int) -> bool:
         return False  # broken, none of its files written yet (a run being created), or recent
     if not record.info:  # legacy or synced-without-run.json runs: quiet files are enough
         return True
-    ended = (FINISHED, CRASHED, KILLED)
-    if record.info.get("status") in ended:
+    if record.info.get("status") in _ENDED:
         return True
     from RLA.manager.run_info import effective_status
-    return effective_status(record.info) in ended
+    return effective_status(record.info) in _ENDED
 
 
 @dataclass

@@ -7,7 +7,7 @@ the destination's pages and nothing else.
 
 O_DIRECT needs the file offset, the length and the memory address of each read aligned to
 :data:`ALIGN`. Format 2 segments place each large field chunk at a file offset congruent to
-its destination's address (see ``shard_io.field_offsets``), so the aligned middle of every
+its destination's address (see segment_layout.py), so the aligned middle of every
 such chunk is read in place. Everything else (chunk heads and tails, padding, small fields,
 chunks whose destination does not line up, format 1 files) is read in the same pass into a
 pooled scratch buffer and copied. One ``preadv`` covers a whole 4 MiB format 2 segment.
@@ -29,14 +29,16 @@ import numpy as np
 
 from RLA.replay_buffer.libc import libc_function
 from RLA.replay_buffer.snapshot import file_io as fio
+from RLA.replay_buffer.snapshot import format as fmt
 
-ALIGN = 4096  # offsets, lengths and addresses of O_DIRECT reads (>= any logical block size)
+#: Offsets, lengths and addresses of O_DIRECT reads (>= any logical block size): the
+#: alignment format 2 segments are laid out for.
+ALIGN = fmt.ALIGN_TO
 #: A scratch buffer: the bytes not read in place (a format 2 segment needs a few pages; a
 #: format 1 one is read in several batches). 1 MiB against 8 MiB before: faulting in a fresh
 #: 8 MiB buffer per reader thread and load cost a 85 MB load 16% of its speed.
 SCRATCH_BYTES = 1 << 20
-MIN_IN_PLACE = 64 << 10  # shorter pieces go through the scratch buffer
-IOV_MAX = 512
+MIN_IN_PLACE = fmt.ALIGN_MIN_BYTES  # shorter pieces go through the scratch buffer
 CACHESTAT = 451  # the cachestat(2) system call (Linux >= 6.5, same number on every arch)
 
 _pool: List[memoryview] = []  # idle scratch buffers, faulted in once, kept for the process
@@ -164,7 +166,7 @@ def _read_batch(fd: int, path: Path, lo: int, iov: List[memoryview], size: int) 
     got = 0
     pending = list(iov)
     while pending:
-        k = os.preadv(fd, pending[:IOV_MAX], lo + got)
+        k = os.preadv(fd, pending[:fio.IOV_MAX], lo + got)
         got += k
         if k == 0 or k % ALIGN:  # end of file
             break
@@ -222,7 +224,7 @@ def _read_all(fd: int, path: Path, buf: memoryview, views: Sequence[memoryview],
     while ranges:
         # one batch: in-place targets and scratch slices of one contiguous file range
         lo, iov, spans, used = ranges[0][0], [], [], 0
-        while ranges and len(iov) < IOV_MAX:
+        while ranges and len(iov) < fio.IOV_MAX:
             r_lo, r_hi, target = ranges[0]
             if target is not None:
                 iov.append(target)

@@ -190,10 +190,9 @@ def read_verified(path: Path, views: Sequence[memoryview], size: int, crc: int,
         raise CorruptSnapshotError(f"Snapshot file {path} has the wrong size",
                                    expected=f"{size} bytes", found=f"{actual} bytes",
                                    fix="the file is truncated or altered; load an older snapshot")
-    from RLA.replay_buffer.snapshot import direct_read
-    if (DIRECT_READS if direct is None else direct) and size >= direct_read.ALIGN and \
-            sum(len(v) for v in views) == size:
-        if direct_read.read_direct(path, views, size, crc, in_place):
+    if (DIRECT_READS if direct is None else direct) and sum(len(v) for v in views) == size:
+        from RLA.replay_buffer.snapshot import direct_read
+        if size >= direct_read.ALIGN and direct_read.read_direct(path, views, size, crc, in_place):
             return
     done = 0
     with open(path, "rb", buffering=0) as handle:

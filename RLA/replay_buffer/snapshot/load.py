@@ -50,7 +50,7 @@ def read_segments(store: Path, segments: List[Dict[str, Any]], schema: Schema,
     stop = threading.Event()
     direct = fio.DIRECT_READS
     readers = DIRECT_READERS if direct else READERS
-    in_place = storage.kind == "ram"  # O_DIRECT into anonymous memory only, never a mapped file
+    in_place = storage.anonymous_memory
 
     def populate() -> None:
         for seg in segments:

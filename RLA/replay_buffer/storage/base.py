@@ -19,6 +19,9 @@ class Storage:
     """
 
     kind = "base"
+    #: Whether the arrays are anonymous process memory, which a load's O_DIRECT reads may
+    #: fill in place (never a mapped file).
+    anonymous_memory = False
 
     def __init__(self, **options: Any) -> None:
         self.options = options

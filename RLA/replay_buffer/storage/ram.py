@@ -63,6 +63,7 @@ class RAMStorage(Storage):
     """
 
     kind = "ram"
+    anonymous_memory = True
 
     def __init__(self, hugepages: bool = True, **options: Any) -> None:
         super().__init__(hugepages=bool(hugepages), **options)
