@@ -350,3 +350,49 @@ def test_memmap_storage_is_never_a_dma_target(direct_dir, spy):
     assert True in spy and spy.in_place == 0
     assert_same_state(dst, src)
     dst.close()
+
+
+@pytest.mark.timeout(60)
+def test_scratch_buffers_are_pooled_across_reads(direct_dir):
+    """A read borrows a pre-faulted scratch buffer and gives it back for the next one."""
+    path = direct_dir / "data.bin"
+    data = random_file(path, 3 * 4096 + 5)
+    out = np.zeros_like(data)
+    crc = fio.crc32(memoryview(data))
+    assert dr.read_direct(path, [memoryview(out)], data.size, crc)
+    first = dr._pool[-1]
+    evict([path])
+    assert dr.read_direct(path, [memoryview(out)], data.size, crc)
+    assert dr._pool[-1] is first and np.array_equal(out, data)
+
+
+def thp_eligible(arr: np.ndarray):
+    """``THPeligible`` of the mapping holding ``arr`` (None when smaps does not say)."""
+    addr = arr.ctypes.data
+    lines = Path("/proc/self/smaps").read_text().splitlines()
+    inside = False
+    for line in lines:
+        head = line.split()[0] if line else ""
+        if "-" in head and all(c in "0123456789abcdef-" for c in head):
+            lo, hi = (int(x, 16) for x in head.split("-"))
+            inside = lo <= addr < hi
+        elif inside and line.startswith("THPeligible:"):
+            return line.split()[1] == "1"
+    return None
+
+
+@pytest.mark.timeout(60)
+def test_ram_arrays_ask_for_huge_pages_by_default():
+    mode = Path("/sys/kernel/mm/transparent_hugepage/enabled")
+    if not mode.exists() or "[never]" in mode.read_text():
+        pytest.skip("no transparent huge pages on this kernel")
+    default = ReplayBuffer(300, FRAMES, seed=0)
+    small_pages = ReplayBuffer(300, FRAMES, seed=0, storage_options={"hugepages": False})
+    for buf in (default, small_pages):
+        buf.add({"frame": np.zeros((1, 3, 84, 84), np.uint8), "reward": np.zeros(1, np.float32),
+                 "done": np.zeros(1, bool)})
+    eligible = thp_eligible(default.storage.arrays["frame"])
+    if eligible is None:
+        pytest.skip("smaps has no THPeligible field")
+    assert eligible is True
+    assert thp_eligible(small_pages.storage.arrays["frame"]) is False
