@@ -1,5 +1,8 @@
-"""Snapshots of an older format keep loading: ``data/format1-small`` was written by RLA's
-format 1 (segments without padding, before format 2 lined large chunks up for O_DIRECT)."""
+"""Snapshots of an older format keep loading, verify, reshard and take incremental saves.
+
+``data/format1-small`` was written by RLA's format 1 (segments without padding, before format 2
+lined large chunks up for O_DIRECT); ``data/format2-small`` by format 2 (a padded segment, and
+integer chunks stored at full width, before format 3 narrowed them)."""
 from __future__ import annotations
 
 import json
@@ -9,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from RLA.replay_buffer import ReplayBuffer
 from RLA.replay_buffer.snapshot import file_io as fio
 from RLA.replay_buffer.snapshot import format as fmt
 from RLA.replay_buffer.snapshot import inspect as snap_inspect
@@ -16,13 +20,29 @@ from RLA.replay_buffer.snapshot import inspect as snap_inspect
 from helpers import assert_same_state, fill, make, multiset
 from test_direct_reads import evict
 
-FORMAT1 = Path(__file__).parent / "data" / "format1-small"
+DATA = Path(__file__).parent / "data"
+FORMAT1 = DATA / "format1-small"
+FORMAT2 = DATA / "format2-small"
 
 
 def original():
     """The buffer the format 1 fixture was saved from (same builder, seeds and steps)."""
     buf = make(capacity=64, sampler="prioritized", seed=5, segment_bytes=512)
     fill(buf, 45, seed=6)
+    return buf
+
+
+def original2(seed: int = 5, fill_it: bool = True) -> ReplayBuffer:
+    """The buffer the format 2 fixture was saved from (same builder, seeds and steps)."""
+    buf = ReplayBuffer(1200, sampler="prioritized", num_envs=2, seed=seed,
+                       segment_bytes=600 * 158)
+    rng = np.random.default_rng(7)
+    for _ in range(700 if fill_it else 0):
+        buf.add({"obs": rng.random((2, 32), dtype=np.float32), "act": rng.integers(0, 6, 2),
+                 "done": rng.random(2) < 0.02}, env_ids=np.arange(2))
+    if fill_it:
+        idx = rng.integers(0, len(buf), 32)
+        buf.update_priority(idx, rng.random(32) * 3)
     return buf
 
 
@@ -37,9 +57,20 @@ def format1(tmp_path):
     return store
 
 
-def test_fixture_is_format_1():
+@pytest.fixture()
+def format2(tmp_path):
+    store = tmp_path / "format2"
+    shutil.copytree(FORMAT2, store)
+    return store
+
+
+def test_fixtures_are_the_older_formats():
     assert manifest_of(FORMAT1)["format_version"] == 1
-    assert fmt.FORMAT_VERSION == 2
+    assert manifest_of(FORMAT2)["format_version"] == 2
+    segments = json.loads(next(FORMAT2.glob("snap-*/rank-00000.json")).read_text())["segments"]
+    assert any("offsets" in seg for seg in segments)  # a padded format 2 segment
+    assert not any("narrow" in seg for seg in segments)
+    assert fmt.FORMAT_VERSION == 3
 
 
 @pytest.mark.parametrize("direct", [False, True])
@@ -54,7 +85,7 @@ def test_format_1_loads_exactly(format1, monkeypatch, direct):
     assert np.array_equal(a[1], b[1]) and np.asarray(a[2]).tobytes() == np.asarray(b[2]).tobytes()
 
 
-def test_format_1_verifies_and_resaves_as_format_2(format1, tmp_path):
+def test_format_1_verifies_and_resaves_as_the_current_format(format1, tmp_path):
     report = snap_inspect.verify(format1)
     assert report["files"] > 0
     assert snap_inspect.describe(format1)["format_version"] == 1
@@ -63,7 +94,7 @@ def test_format_1_verifies_and_resaves_as_format_2(format1, tmp_path):
     fill(buf, 10, seed=8)  # some chunks change, the rest is reused from the format 1 segments
     buf.dumps(format1)
     latest = fmt.resolve(format1)[2]
-    assert latest["format_version"] == 2
+    assert latest["format_version"] == fmt.FORMAT_VERSION
     again = make(capacity=64, sampler="prioritized", seed=1, segment_bytes=512)
     again.loads(format1)
     assert_same_state(again, buf)
@@ -80,7 +111,7 @@ def test_newer_format_is_refused(format1):
     manifest["format_version"] = fmt.FORMAT_VERSION + 1
     (snap / "MANIFEST.json").write_text(json.dumps(manifest))
     from RLA.errors import CorruptSnapshotError
-    with pytest.raises(CorruptSnapshotError, match="snapshot format version 3.*upgrade RLA"):
+    with pytest.raises(CorruptSnapshotError, match=f"snapshot format version {fmt.FORMAT_VERSION + 1}.*upgrade RLA"):
         make(capacity=64, sampler="prioritized", seed=1, segment_bytes=512).loads(format1)
 
 
@@ -90,3 +121,48 @@ def test_format_1_reshards_into_two_ranks(format1):
     for r, part in enumerate(parts):
         part.loads(format1, rank=r, world_size=2)
     assert multiset(parts) == multiset([original()])
+
+
+@pytest.mark.parametrize("direct", [False, True])
+def test_format_2_loads_exactly(format2, monkeypatch, direct):
+    monkeypatch.setattr(fio, "DIRECT_READS", direct)
+    evict([p for p in format2.rglob("*") if p.is_file()])
+    ref = original2()
+    buf = original2(seed=99, fill_it=False)
+    buf.loads(format2)
+    assert_same_state(buf, ref)
+    a, b = buf.sample(16), ref.sample(16)
+    assert np.array_equal(a[1], b[1]) and np.asarray(a[2]).tobytes() == np.asarray(b[2]).tobytes()
+
+
+def test_format_2_store_takes_a_format_3_save_that_reuses_its_segments(format2):
+    assert snap_inspect.verify(format2)["files"] > 0
+    buf = original2(seed=99, fill_it=False)
+    buf.loads(format2)
+    old = {p.name for p in format2.rglob("*.seg")}
+    buf.add({"obs": np.ones((2, 32), np.float32), "act": np.array([1, 2]),
+             "done": np.array([False, True])}, env_ids=np.arange(2))
+    buf.dumps(format2)
+    shard = json.loads(next(sorted(format2.glob("snap-*"))[-1:][0].glob("rank-*.json")).read_text())
+    files = [Path(seg["file"]).name for seg in shard["segments"]]
+    assert [f in old for f in files] == [False, True]  # only the changed chunk is rewritten
+    assert "narrow" in shard["segments"][0] and "narrow" not in shard["segments"][1]
+    again = original2(seed=1, fill_it=False)
+    again.loads(format2)
+    assert_same_state(again, buf)
+
+
+def test_format_2_reshards_into_two_ranks(format2):
+    parts = [original2(seed=r, fill_it=False) for r in range(2)]
+    for r, part in enumerate(parts):
+        part.loads(format2, rank=r, world_size=2)
+    def items(bufs):
+        out = []
+        for buf in bufs:
+            g, n = buf.get(np.arange(len(buf))), len(buf)
+            prio = np.asarray(buf.priority(np.arange(n)))
+            out += [(int(g["episode_id"][i]), int(g["step"][i]), g["obs"][i].tobytes(),
+                     int(g["act"][i]), prio[i].tobytes()) for i in range(n)]
+        return sorted(out)
+    assert sum(len(p) for p in parts) == 1200
+    assert items(parts) == items([original2()])

@@ -10,7 +10,8 @@ O_DIRECT needs the file offset, the length and the memory address of each read a
 its destination's address (see segment_layout.py), so the aligned middle of every
 such chunk is read in place. Everything else (chunk heads and tails, padding, small fields,
 chunks whose destination does not line up, format 1 files) is read in the same pass into a
-pooled scratch buffer and copied. One ``preadv`` covers a whole 4 MiB format 2 segment.
+pooled scratch buffer and copied. One ``preadv`` covers a whole 4 MiB segment (format 2 or
+later).
 """
 from __future__ import annotations
 

@@ -23,7 +23,8 @@ from RLA.errors import CorruptSnapshotError, ReplayBufferError
 from RLA.replay_buffer.snapshot.file_io import read_json_verified
 
 FORMAT = "rla-replay-snapshot"
-FORMAT_VERSION = 2  # 2: padded segment layout (field offsets); 1 is still read
+#: 3: narrowed integer chunks; 2: padded segment layout (field offsets). 1 and 2 are still read.
+FORMAT_VERSION = 3
 MANIFEST = "MANIFEST.json"
 SEGMENTS = "segments"
 STAGING_PREFIX = ".staging-"

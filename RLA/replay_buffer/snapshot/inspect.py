@@ -5,8 +5,11 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
+from RLA.replay_buffer.schema import Schema
 from RLA.replay_buffer.snapshot import file_io as fio
 from RLA.replay_buffer.snapshot import format as fmt
+from RLA.replay_buffer.snapshot.segment_layout import segment_spans, stored_dtypes
+from RLA.replay_buffer.snapshot.shard_io import segment_fields
 
 
 def describe(path: Any, snapshot: Optional[str] = None) -> Dict[str, Any]:
@@ -36,13 +39,19 @@ def describe(path: Any, snapshot: Optional[str] = None) -> Dict[str, Any]:
 
 
 def verify(path: Any, snapshot: Optional[str] = None) -> Dict[str, int]:
-    """Re-hash every file of the snapshot; raises ``CorruptSnapshotError`` on any mismatch."""
+    """Check every segment's layout against the schema and re-hash every file of the snapshot;
+    raises ``CorruptSnapshotError`` on any mismatch."""
     store, snap_dir, manifest = fmt.resolve(path, snapshot)
     shards = fmt.read_shards(snap_dir, manifest)
     files = nbytes = 0
     for rank in sorted(shards):
         shard = shards[rank]
         entries: List[Dict[str, Any]] = list(shard.get("segments", []))
+        if entries and shard.get("schema"):  # each segment's layout matches the schema
+            fields = segment_fields(Schema.from_json(shard["schema"]), shard.get("segment_fields"))
+            for seg in entries:
+                path = store / seg["file"]
+                segment_spans(seg, fields, path, stored_dtypes(seg, fields, path))
         entries += [t["segment"] for t in shard.get("trajectories", [])]
         for seg in entries:
             buf = np.empty(seg["bytes"], dtype=np.uint8)

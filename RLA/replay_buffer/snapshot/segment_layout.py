@@ -1,36 +1,98 @@
-"""Where each field's chunk lies in a segment file (format 2 layout, format 1 still read).
+"""How each field's chunk is stored in a segment file (formats 2 and 3; format 1 still read).
 
-A segment holds the items ``[start, end)`` of every stored field, field after field. In
-format 2 a chunk of at least ``fmt.ALIGN_MIN_BYTES`` is preceded by zero padding (less than
-``fmt.ALIGN_TO`` bytes, covered by the file's checksum) so that its file offset is congruent
-to its byte offset in the field's array: a cold load can then read it in place with O_DIRECT
-(direct_read.py). A padded segment lists its chunks' ``offsets`` in the shard manifest; a
-format 1 segment, or one that needed no padding, lists none (its chunks are back to back).
+A segment holds the items ``[start, end)`` of every stored field, field after field.
+
+- Since format 2 a chunk of at least ``fmt.ALIGN_MIN_BYTES`` is preceded by zero padding
+  (less than ``fmt.ALIGN_TO`` bytes, covered by the file's checksum) so that its file offset
+  is congruent to its byte offset in the field's array: a cold load can then read it in place
+  with O_DIRECT (direct_read.py). A padded segment lists its chunks' ``offsets`` in the shard
+  manifest; a format 1 segment, or one that needed no padding, lists none (chunks are back to
+  back).
+- Since format 3 an integer chunk whose values span a narrow range is stored as unsigned
+  offsets from its minimum in the narrowest type that holds them (frame of reference). The
+  segment lists such chunks in ``narrow``: ``{field: [stored dtype, base]}``. The episode
+  bookkeeping every item carries (env id, episode id, step: 20 bytes) mostly shrinks to 4, and
+  so do integer fields such as discrete actions stored as int64. A load widens them back
+  exactly.
 """
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
 
 from RLA.errors import CorruptSnapshotError
 from RLA.replay_buffer.schema import FieldSpec
 from RLA.replay_buffer.snapshot import format as fmt
 
 ZEROS = memoryview(bytes(fmt.ALIGN_TO))
+#: Stored types of narrowed integer chunks, narrowest first.
+NARROW = (np.dtype("<u1"), np.dtype("<u2"), np.dtype("<u4"))
 
 
-def field_offsets(item_bytes: List[int], start: int, n: int) -> Tuple[List[int], int]:
+def narrowed(arr: np.ndarray) -> Tuple[np.ndarray, Optional[List[Any]]]:
+    """``arr`` as it is stored: for an integer chunk whose values span less than a narrower
+    unsigned type, ``(arr - min)`` in that type and ``[its dtype, min]``; otherwise
+    ``(arr, None)``."""
+    dtype = arr.dtype
+    if dtype.kind not in "iu" or dtype.itemsize == 1 or not dtype.isnative or not arr.size:
+        return arr, None
+    lo, hi = int(arr.min()), int(arr.max())
+    for stored in NARROW:
+        if stored.itemsize < dtype.itemsize and hi - lo <= np.iinfo(stored).max:
+            # hi - lo fits the field's own type too, so the subtraction cannot wrap
+            return np.subtract(arr, dtype.type(lo), dtype=dtype).astype(stored), [stored.str, lo]
+    return arr, None
+
+
+def widen(stored: np.ndarray, base: int, out: np.ndarray) -> None:
+    """Write ``stored + base`` into ``out`` (the inverse of :func:`narrowed`, exact)."""
+    np.add(stored, np.array(base, dtype=out.dtype), out=out, casting="unsafe")
+
+
+def stored_dtypes(seg: Dict[str, Any], fields: Sequence[FieldSpec],
+                  path: Path) -> List[Tuple[np.dtype, Optional[int]]]:
+    """Each field's stored dtype in ``seg`` and its base (None: stored as is), checked."""
+    narrow = seg.get("narrow") or {}
+    names = {f.name for f in fields}
+    out: List[Tuple[np.dtype, Optional[int]]] = []
+    ok = isinstance(narrow, dict) and set(narrow) <= names
+    for f in fields:
+        enc = narrow.get(f.name) if ok else None
+        if enc is None:
+            out.append((f.dtype, None))
+            continue
+        valid = isinstance(enc, list) and len(enc) == 2 and \
+            enc[0] in [d.str for d in NARROW] and isinstance(enc[1], int) and \
+            f.dtype.kind in "iu" and np.dtype(enc[0]).itemsize < f.dtype.itemsize
+        if valid:
+            info = np.iinfo(f.dtype)
+            valid = info.min <= enc[1] <= info.max
+        if not valid:
+            ok = False
+            break
+        out.append((np.dtype(enc[0]), enc[1]))
+    if not ok:
+        raise CorruptSnapshotError(f"Segment {path} lists a bad integer encoding",
+                                   expected="narrow: {integer field: [u1|u2|u4 dtype, base]}",
+                                   found=f"{narrow!r:.120}", fix="load an older snapshot")
+    return out
+
+
+def field_offsets(item_bytes: List[int], start: int, n: int,
+                  in_place: Optional[List[bool]] = None) -> Tuple[List[int], int]:
     """Where each field's chunk starts in the segment of items ``[start, start + n)``.
 
-    Format 2 layout: chunks follow each other in field order; one of at least
-    ``fmt.ALIGN_MIN_BYTES`` is preceded by zero padding (< ``fmt.ALIGN_TO`` bytes) so that its
-    file offset is congruent to its byte offset in the field's array (``start * item``). In a
-    page-aligned array the chunk can then be read in place with O_DIRECT. Returns the offsets
-    and the file size.
+    Chunks follow each other in field order; one of at least ``fmt.ALIGN_MIN_BYTES`` (and
+    ``in_place``: stored as is, not narrowed) is preceded by zero padding (< ``fmt.ALIGN_TO``
+    bytes) so that its file offset is congruent to its byte offset in the field's array
+    (``start * item``). In a page-aligned array the chunk can then be read in place with
+    O_DIRECT. Returns the offsets and the file size.
     """
     offsets, pos = [], 0
-    for item in item_bytes:
-        if n * item >= fmt.ALIGN_MIN_BYTES:
+    for i, item in enumerate(item_bytes):
+        if n * item >= fmt.ALIGN_MIN_BYTES and (in_place is None or in_place[i]):
             pos += (start * item - pos) % fmt.ALIGN_TO
         offsets.append(pos)
         pos += n * item
@@ -48,13 +110,17 @@ def padded(views: List[memoryview], offsets: List[int]) -> List[memoryview]:
     return out
 
 
-def segment_spans(seg: Dict[str, Any], fields: List[FieldSpec], path: Path) -> List[int]:
+def segment_spans(seg: Dict[str, Any], fields: List[FieldSpec], path: Path,
+                  stored: Optional[List[Tuple[np.dtype, Optional[int]]]] = None) -> List[int]:
     """The file offset of each field's chunk in ``seg``, checked against its size.
 
+    ``stored``: the fields' stored dtypes (:func:`stored_dtypes`; default: as declared).
     Format 1 segments list no offsets: their chunks are back to back.
     """
     n = seg["end"] - seg["start"]
-    sizes = [n * f.item_bytes for f in fields]
+    stored = stored or [(f.dtype, None) for f in fields]
+    sizes = [n * f.item_bytes // f.dtype.itemsize * dt.itemsize
+             for f, (dt, _) in zip(fields, stored)]
     offsets = seg.get("offsets")
     if offsets is None:
         offsets = [sum(sizes[:i]) for i in range(len(sizes))]

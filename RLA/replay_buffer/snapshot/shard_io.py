@@ -21,7 +21,8 @@ from RLA.replay_buffer import ted
 from RLA.replay_buffer.schema import FieldSpec, Schema
 from RLA.replay_buffer.snapshot import file_io as fio
 from RLA.replay_buffer.snapshot import format as fmt
-from RLA.replay_buffer.snapshot.segment_layout import field_offsets, padded, segment_spans
+from RLA.replay_buffer.snapshot.segment_layout import (field_offsets, narrowed, padded,
+                                                        segment_spans, stored_dtypes, widen)
 from RLA.version import __version__
 
 if TYPE_CHECKING:
@@ -167,17 +168,21 @@ def write_shard(cap: Capture, staging: Path, session: str, source: ChunkSource,
             rel = f"{seg_rel}/c{chunk:07d}-{session}-{ver}-{token}.seg"
             path = cap.store / rel
             with source(chunk, start, end) as arrays:
-                views = [fio.as_bytes_view(a) for a in arrays]
+                stored = [narrowed(a) for a in arrays]
+                views = [fio.as_bytes_view(a) for a, _ in stored]
                 offsets, _ = field_offsets([len(v) // (end - start) for v in views], start,
-                                           end - start)
+                                           end - start, [enc is None for _, enc in stored])
                 nbytes, crc = fio.write_views(path, padded(views, offsets), crc_pool=pool,
                                               writeback=durable)
             to_sync.append(path)
+            layout = cap.header["segment_fields"]
             cap.written[chunk] = {"file": rel, "chunk": chunk, "start": start, "end": end,
-                                  "bytes": nbytes, "crc32": crc, "ver": ver,
-                                  "layout": cap.header["segment_fields"]}
+                                  "bytes": nbytes, "crc32": crc, "ver": ver, "layout": layout}
             if nbytes != sum(len(v) for v in views):  # padded: list where each chunk starts
                 cap.written[chunk]["offsets"] = offsets
+            narrow = {name: enc for name, (_, enc) in zip(layout, stored) if enc is not None}
+            if narrow:
+                cap.written[chunk]["narrow"] = narrow
         arrays_meta: Dict[str, Any] = {}
         if cap.arrays:
             adir = staging / fmt.shard_dir(cap.rank)
@@ -230,15 +235,22 @@ def read_segment_into(store: Path, seg: Dict[str, Any], schema: Schema,
     n = seg["end"] - seg["start"]
     fields = segment_fields(schema, names)
     path = store / seg["file"]
-    offsets = segment_spans(seg, fields, path)
+    stored = stored_dtypes(seg, fields, path)
+    offsets = segment_spans(seg, fields, path, stored)
     pieces, pos = [], 0  # the whole file in order: padding (checked by the CRC) and chunks
-    for f, off in zip(fields, offsets):
+    narrow = []  # (stored chunk, base, destination): widened once the file is verified
+    for f, off, (dtype, base) in zip(fields, offsets, stored):
         if off > pos:
             pieces.append(memoryview(bytearray(off - pos)))
-        pieces.append(fio.as_bytes_view(arrays[f.name][offset:offset + n]) if n
-                      else memoryview(b""))
-        pos = off + n * f.item_bytes
+        dest = arrays[f.name][offset:offset + n]
+        if base is not None:
+            narrow.append((np.empty(dest.shape, dtype=dtype), base, dest))
+            dest = narrow[-1][0]
+        pieces.append(fio.as_bytes_view(dest) if n else memoryview(b""))
+        pos = off + len(pieces[-1])
     fio.read_verified(path, pieces, seg["bytes"], seg["crc32"], in_place=in_place)
+    for chunk, base, dest in narrow:
+        widen(chunk, base, dest)
 
 
 def read_arrays(snap_dir: Path, shard: Dict[str, Any]) -> Dict[str, np.ndarray]:
@@ -260,14 +272,19 @@ def read_meta(store: Path, shard: Dict[str, Any], schema: Schema) -> Dict[str, n
     out = {f.name: np.empty(size, dtype=f.dtype) for f in meta_names}
     for seg in shard["segments"]:
         path = store / seg["file"]
-        offsets = segment_spans(seg, fields, path)
+        stored = stored_dtypes(seg, fields, path)
+        offsets = segment_spans(seg, fields, path, stored)
         if not _exists_with_size(path, seg["bytes"]):
             raise CorruptSnapshotError(f"Segment {path} is missing or has the wrong size",
                                        expected=f"{seg['bytes']} bytes",
                                        found="a different file", fix="load an older snapshot")
         with open(path, "rb") as handle:
-            for f, off in zip(fields, offsets):
+            for f, off, (dtype, base) in zip(fields, offsets, stored):
                 if f.name.startswith("_"):
+                    dest = out[f.name][seg["start"]:seg["end"]]
+                    chunk = dest if base is None else np.empty(dest.shape, dtype=dtype)
                     handle.seek(off)
-                    handle.readinto(fio.as_bytes_view(out[f.name][seg["start"]:seg["end"]]))
+                    handle.readinto(fio.as_bytes_view(chunk))
+                    if base is not None:
+                        widen(chunk, base, dest)
     return out
