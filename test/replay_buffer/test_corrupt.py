@@ -215,3 +215,17 @@ def test_full_disk_is_refused_before_writing_and_old_snapshot_stays(tmp_path, mo
     other = make()
     other.loads(tmp_path / "s")
     assert len(other) == 20
+
+
+def test_checksum_is_zlibs_crc32_and_accelerated_where_rla_installs_isal():
+    """Files are signed with zlib's CRC-32 whatever computes it; setup.py installs isal on
+    these machines, so a default install checks files at the benchmarked speed."""
+    import platform
+    import zlib
+
+    from RLA.replay_buffer.snapshot import file_io as fio
+    name, fn = fio.crc32_impl()
+    data = np.random.default_rng(0).bytes(1 << 20)
+    assert fn(data) == zlib.crc32(data) and fn(data[7:], fn(data[:7])) == zlib.crc32(data)
+    if platform.machine() in ("x86_64", "AMD64", "aarch64", "arm64"):
+        assert name == "isal"
