@@ -14,18 +14,18 @@ Names are hyper-parameters (dotted for nested ones, e.g. ``net.hidden``) or run 
 (``task``, ``status``, ``host``, ``ip``, ``index``, ``name``, ``time_step`` ...); a
 hyper-parameter shadows a run column of the same name. Values are typed: numbers compare
 numerically, a number written as text (legacy runs) is converted before comparing. A run
-that lacks a name compares unequal to everything except ``None`` (``lr is None``).
+that lacks a name compares unequal to everything except ``None`` (``lr is None``); the
+value semantics are in operators.py.
 """
 from __future__ import annotations
 
 import ast
-import math
-import operator
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, FrozenSet, Optional, Set, Tuple
 
 from RLA.errors import QueryError
+from RLA.query import operators
 
 #: Aggregate functions over a metric column.
 METRIC_FUNCS = ("last", "min", "max")
@@ -76,94 +76,6 @@ def caret(text: str, offset: int) -> str:
 def _error(text: str, offset: int, problem: str, expected: str, fix: str) -> QueryError:
     return QueryError(f"{problem} at column {offset + 1}", expected=expected,
                       found=caret(text, offset), fix=fix)
-
-
-# -- value semantics ----------------------------------------------------------------------
-def _number(value: Any) -> Optional[float]:
-    if isinstance(value, (int, float)) and not isinstance(value, complex):
-        return float(value)
-    if isinstance(value, str):
-        try:
-            return float(value)
-        except ValueError:
-            return None
-    return None
-
-
-def _coerce(a: Any, b: Any) -> Tuple[Any, Any]:
-    """Make a number written as text comparable with a number."""
-    a_num = isinstance(a, (int, float))
-    b_num = isinstance(b, (int, float))
-    if a_num and isinstance(b, str):
-        nb = _number(b)
-        return (a, nb) if nb is not None else (a, b)
-    if b_num and isinstance(a, str):
-        na = _number(a)
-        return (na, b) if na is not None else (a, b)
-    if isinstance(a, tuple):
-        a = list(a)
-    if isinstance(b, tuple):
-        b = list(b)
-    return a, b
-
-
-def _eq(a: Any, b: Any) -> bool:
-    if a is None or b is None:
-        return a is b
-    a, b = _coerce(a, b)
-    try:
-        return bool(a == b)
-    except Exception:  # noqa: BLE001 - exotic values compare unequal
-        return False
-
-
-def _ordered(op: Callable[[Any, Any], bool]) -> Callable[[Any, Any], bool]:
-    def compare(a: Any, b: Any) -> bool:
-        if a is None or b is None:
-            return False
-        a, b = _coerce(a, b)
-        if isinstance(a, float) and math.isnan(a) or isinstance(b, float) and math.isnan(b):
-            return False
-        try:
-            return bool(op(a, b))
-        except TypeError:
-            return False
-    return compare
-
-
-def _contains(a: Any, b: Any) -> bool:
-    if isinstance(b, str):
-        return isinstance(a, str) and a in b
-    if isinstance(b, (list, tuple, set, frozenset)):
-        return any(_eq(a, item) for item in b)
-    return False
-
-
-_COMPARE: Dict[type, Callable[[Any, Any], bool]] = {
-    ast.Eq: _eq,
-    ast.NotEq: lambda a, b: not _eq(a, b),
-    ast.Lt: _ordered(operator.lt), ast.LtE: _ordered(operator.le),
-    ast.Gt: _ordered(operator.gt), ast.GtE: _ordered(operator.ge),
-    ast.In: _contains, ast.NotIn: lambda a, b: not _contains(a, b),
-    ast.Is: lambda a, b: a is None and b is None if (a is None or b is None) else _eq(a, b),
-    ast.IsNot: lambda a, b: not (a is None and b is None) if (a is None or b is None) else not _eq(a, b),
-}
-_ARITH: Dict[type, Callable[[Any, Any], Any]] = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-    ast.Div: operator.truediv,
-}
-
-
-def _arith(op: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
-    def apply(a: Any, b: Any) -> Any:
-        na, nb = _number(a), _number(b)
-        if na is None or nb is None:
-            return None
-        try:
-            return op(na, nb)
-        except ZeroDivisionError:
-            return None
-    return apply
 
 
 @dataclass(frozen=True)
@@ -238,14 +150,16 @@ class _Compiler:
             return lambda row, _n=name: row.value(_n)
         if isinstance(node, ast.Call):
             return self.call(node)
-        if isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
-            left, right, op = self.operand(node.left), self.operand(node.right), _arith(_ARITH[type(node.op)])
+        if isinstance(node, ast.BinOp) and type(node.op) in operators.ARITH:
+            left, right = self.operand(node.left), self.operand(node.right)
+            op = operators.arithmetic(operators.ARITH[type(node.op)])
             return lambda row: op(left(row), right(row))
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)) \
                 and not isinstance(node.operand, ast.Constant):
             inner = self.operand(node.operand)
             sign = -1.0 if isinstance(node.op, ast.USub) else 1.0
-            return lambda row: (lambda v: None if v is None else sign * v)(_number(inner(row)))
+            return lambda row: (lambda v: None if v is None else sign * v)(
+                operators.number(inner(row)))
         if isinstance(node, (ast.Compare, ast.BoolOp)) or \
                 isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             return self.boolean(node)
@@ -282,9 +196,9 @@ class _Compiler:
         getters = [self.operand(node.left)] + [self.operand(c) for c in node.comparators]
         ops = []
         for op in node.ops:
-            if type(op) not in _COMPARE:
+            if type(op) not in operators.COMPARE:
                 raise self.fail(node, f"Unsupported operator {type(op).__name__}", "use == != < <= > >= in")
-            ops.append(_COMPARE[type(op)])
+            ops.append(operators.COMPARE[type(op)])
 
         def evaluate(row: RowView) -> bool:
             left = getters[0](row)
