@@ -97,6 +97,32 @@ def test_keep_last_keeps_newest_and_collects_segments(tmp_path):
 
 
 @pytest.mark.timeout(30)
+def test_segments_of_a_newer_rla_snapshot_are_never_collected(tmp_path):
+    """An older RLA saving into a store shared with a newer one keeps the newer snapshot's
+    segments; if it cannot even read that snapshot's shard manifest, it deletes nothing."""
+    import json
+    from RLA.replay_buffer.snapshot import format as fmt
+    newer = make()
+    fill(newer, 10)
+    snap = newer.dumps(tmp_path / "s", snapshot_id="from-newer")
+    manifest = json.loads((snap / "MANIFEST.json").read_text())
+    manifest["format_version"] = fmt.FORMAT_VERSION + 1
+    (snap / "MANIFEST.json").write_text(json.dumps(manifest))
+    theirs = set((tmp_path / "s/segments/r00000").iterdir())
+    ours = make(seed=3)
+    fill(ours, 10, seed=7)
+    ours.dumps(tmp_path / "s")
+    assert theirs <= set((tmp_path / "s/segments/r00000").iterdir())
+    shard = snap / "rank-00000.json"
+    shard.write_text(shard.read_text().replace('"segments"', '"segments-v9"'))
+    (snap / "rank-00000.json").write_text("{a newer layout")
+    before = set((tmp_path / "s/segments/r00000").iterdir())
+    fill(ours, 10, seed=8)
+    ours.dumps(tmp_path / "s")  # some of its own older segments are now garbage: kept too
+    assert before <= set((tmp_path / "s/segments/r00000").iterdir())
+
+
+@pytest.mark.timeout(30)
 def test_keep_last_ignores_incomplete_snapshots(tmp_path):
     buf = make()
     fill(buf, 5)

@@ -116,7 +116,7 @@ def test_narrowed_inverts_at_the_type_limits(dtype):
             assert stored is arr
         else:
             assert stored.dtype.itemsize < arr.dtype.itemsize
-            layout.widen(stored, enc[1], out)
+            layout.widen(stored, enc[1], out, Path("x.seg"))
             assert out.tobytes() == arr.tobytes()
 
 
@@ -129,6 +129,7 @@ def field(name="a", dtype="int64"):
     {"a": ["<u8", 0]},             # not narrower than the field
     {"a": ["|u1", 2 ** 63]},        # base outside int64
     {"a": ["|u1", 1.5]},           # base not an integer
+    {"a": ["|u1", True]},          # nor a bool
     {"b": ["|u1", 0]},             # not a field of the segment
     {"f": ["|u1", 0]},             # a float field
     {"a": "|u1"},                  # not [dtype, base]
@@ -165,3 +166,22 @@ def test_a_wrong_encoding_in_a_signed_manifest_is_caught_and_the_buffer_kept(tmp
     with pytest.raises(CorruptSnapshotError, match="does not match the schema"):
         live.loads(tmp_path / "s")
     assert_same_state(live, ref)
+
+
+def test_a_base_that_would_wrap_around_is_caught(tmp_path):
+    build().dumps(tmp_path / "s")
+
+    def edit(shard):  # steps up to 49 on top of this base leave int64
+        shard["segments"][0]["narrow"]["_step"] = ["|u1", int(I64.max) - 10]
+    rewrite_shard(tmp_path / "s", edit)
+    for check in (snap_inspect.verify, lambda p: build(seed=4, n=0).loads(p)):
+        with pytest.raises(CorruptSnapshotError, match="bad integer encoding"):
+            check(tmp_path / "s")
+
+
+def test_widen_adds_in_the_fields_type():
+    """numpy 1 promoted a 0-d base by value and added in the stored type (256 -> 0)."""
+    stored = np.array([0, 255], dtype=np.uint8)
+    out = np.empty(2, dtype=np.int64)
+    layout.widen(stored, 1, out, Path("x.seg"))
+    assert out.tolist() == [1, 256]

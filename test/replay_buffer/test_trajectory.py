@@ -33,6 +33,26 @@ def test_checkpoint_holds_every_indexed_trajectory_and_rng_continues(tmp_path, a
 
 
 @pytest.mark.timeout(30)
+def test_a_new_checkpoint_keeps_the_files_of_older_ones_in_the_store(tmp_path):
+    """Saving after clear() must not collect the trajectories an older checkpoint lists."""
+    buf = TrajectoryReplayBuffer(seed=1, sample_window_size=0)
+    buf.add_trajectories(trajs(3))
+    first = buf.save_checkpoint(tmp_path / "ckpt")
+    buf.clear()
+    buf.add_trajectories(trajs(2, start=3, seed=1))
+    buf.save_checkpoint(tmp_path / "ckpt")
+    old = TrajectoryReplayBuffer(seed=5, sample_window_size=0)
+    assert old.load_checkpoint(first)["trajectories"] == 3
+    assert [e["model_weights_id"] for e in old.index] == ["w0", "w1", "w2"]
+    new = TrajectoryReplayBuffer(seed=5, sample_window_size=0)
+    assert new.load_checkpoint(tmp_path / "ckpt")["trajectories"] == 2
+    buf.save_checkpoint(tmp_path / "ckpt", keep_last=1)  # now the old files may go
+    left = {p.name for p in (tmp_path / "ckpt" / "segments" / "r00000").iterdir()}
+    assert len(left) == 2
+    buf.close()
+
+
+@pytest.mark.timeout(30)
 def test_auto_save_writes_npz_files_named_by_id(tmp_path):
     with TrajectoryReplayBuffer(auto_save=True, auto_save_path=str(tmp_path), cache_size=1) as b:
         ids = b.add_trajectories(trajs(3))

@@ -8,7 +8,8 @@ import numpy as np
 from RLA.replay_buffer.schema import Schema
 from RLA.replay_buffer.snapshot import file_io as fio
 from RLA.replay_buffer.snapshot import format as fmt
-from RLA.replay_buffer.snapshot.segment_layout import segment_spans, stored_dtypes
+from RLA.replay_buffer.snapshot.segment_layout import (check_widens, segment_spans,
+                                                        stored_dtypes)
 from RLA.replay_buffer.snapshot.shard_io import segment_fields
 
 
@@ -39,24 +40,30 @@ def describe(path: Any, snapshot: Optional[str] = None) -> Dict[str, Any]:
 
 
 def verify(path: Any, snapshot: Optional[str] = None) -> Dict[str, int]:
-    """Check every segment's layout against the schema and re-hash every file of the snapshot;
-    raises ``CorruptSnapshotError`` on any mismatch."""
+    """Re-hash every file of the snapshot and check every segment against the schema (layout,
+    narrowed integers widening within their type); raises ``CorruptSnapshotError`` on any
+    mismatch."""
     store, snap_dir, manifest = fmt.resolve(path, snapshot)
     shards = fmt.read_shards(snap_dir, manifest)
     files = nbytes = 0
     for rank in sorted(shards):
         shard = shards[rank]
         entries: List[Dict[str, Any]] = list(shard.get("segments", []))
-        if entries and shard.get("schema"):  # each segment's layout matches the schema
-            fields = segment_fields(Schema.from_json(shard["schema"]), shard.get("segment_fields"))
-            for seg in entries:
-                path = store / seg["file"]
-                segment_spans(seg, fields, path, stored_dtypes(seg, fields, path))
+        fields = segment_fields(Schema.from_json(shard["schema"]), shard.get("segment_fields")) \
+            if entries and shard.get("schema") else []
         entries += [t["segment"] for t in shard.get("trajectories", [])]
         for seg in entries:
+            path = store / seg["file"]
+            stored = stored_dtypes(seg, fields, path) if fields and "start" in seg else []
+            offsets = segment_spans(seg, fields, path, stored) if stored else []
             buf = np.empty(seg["bytes"], dtype=np.uint8)
-            fio.read_verified(store / seg["file"], [fio.as_bytes_view(buf)], seg["bytes"],
-                              seg["crc32"])
+            fio.read_verified(path, [fio.as_bytes_view(buf)], seg["bytes"], seg["crc32"])
+            n = seg.get("end", 0) - seg.get("start", 0)
+            for f, off, (dtype, base) in zip(fields, offsets, stored):
+                if base is not None:  # a narrowed chunk widens back within its field's type
+                    count = n * int(np.prod(f.shape, dtype=np.int64))
+                    check_widens(buf[off:off + count * dtype.itemsize].view(dtype), base,
+                                 f.dtype, path)
             files, nbytes = files + 1, nbytes + seg["bytes"]
         for meta in shard.get("arrays", {}).values():
             buf = np.empty(meta["bytes"], dtype=np.uint8)

@@ -41,28 +41,51 @@ def apply_keep_last(store: Path, keep_last: Optional[int], protect: str) -> List
     return deleted
 
 
-def referenced_segments(store: Path) -> Set[str]:
-    """Segment paths referenced by any published snapshot (rebuilt from the manifests)."""
+def referenced_segments(store: Path) -> Optional[Set[str]]:
+    """Segment paths referenced by any snapshot directory of ``store``, or None if that cannot
+    be known.
+
+    Every directory with a ``MANIFEST.json`` counts, whatever its format version and even if
+    its manifest is damaged (its shards may still be repaired or read). Both kinds of shard
+    manifest are read: a ReplayBuffer's ``segments`` and a TrajectoryReplayBuffer's
+    ``trajectories``. None when a snapshot of a newer format has a shard manifest this version
+    cannot read: its references are unknown, so nothing may be deleted.
+    """
     refs: Set[str] = set()
-    for _, _, _, snap in fmt.list_snapshots(store):
-        for shard in snap.glob("rank-*.json"):
+    for entry in store.iterdir() if store.is_dir() else []:
+        if entry.name.startswith(".") or entry.name == fmt.SEGMENTS or \
+                not (entry / fmt.MANIFEST).is_file():
+            continue
+        for shard in entry.glob("rank-*.json"):
             try:
                 data = json.loads(shard.read_text())
-            except (OSError, ValueError):
-                continue
-            refs.update(seg["file"] for seg in data.get("segments", []))
+                refs.update(seg["file"] for seg in data.get("segments", []))
+                refs.update(t["segment"]["file"] for t in data.get("trajectories", []))
+            except (OSError, ValueError, TypeError, KeyError, AttributeError):
+                if _newer_format(entry):
+                    return None
     return refs
 
 
+def _newer_format(snap: Path) -> bool:
+    try:
+        version = json.loads((snap / fmt.MANIFEST).read_text()).get("format_version")
+    except (OSError, ValueError, AttributeError):
+        return False
+    return isinstance(version, int) and version > fmt.FORMAT_VERSION
+
+
 def collect_garbage(store: Path, rank: int, keep: Set[str]) -> int:
-    """Delete this rank's segments no snapshot references; drop stale staging dirs.
+    """Delete this rank's segments no snapshot references (none when a newer RLA's snapshot
+    cannot be read); drop stale staging dirs.
 
     Returns the number of deleted segment files.
     """
-    refs = referenced_segments(store) | keep
+    refs = referenced_segments(store)
     seg_dir = store / fmt.segment_dir(rank)
     removed = 0
-    if seg_dir.is_dir():
+    if refs is not None and seg_dir.is_dir():
+        refs |= keep
         for entry in seg_dir.iterdir():
             rel = f"{fmt.segment_dir(rank)}/{entry.name}"
             if rel not in refs:

@@ -46,9 +46,24 @@ def narrowed(arr: np.ndarray) -> Tuple[np.ndarray, Optional[List[Any]]]:
     return arr, None
 
 
-def widen(stored: np.ndarray, base: int, out: np.ndarray) -> None:
-    """Write ``stored + base`` into ``out`` (the inverse of :func:`narrowed`, exact)."""
-    np.add(stored, np.array(base, dtype=out.dtype), out=out, casting="unsafe")
+def check_widens(stored: np.ndarray, base: int, dtype: np.dtype, path: Path) -> None:
+    """Raise unless every ``stored + base`` fits ``dtype`` (a chunk and a base that do not
+    belong together, e.g. in an edited manifest, would otherwise wrap around silently)."""
+    if stored.size and base + int(stored.max()) > int(np.iinfo(dtype).max):
+        raise CorruptSnapshotError(f"Segment {path} lists a bad integer encoding",
+                                   expected=f"base + stored values within {dtype}",
+                                   found=f"base {base} + {int(stored.max())}",
+                                   fix="load an older snapshot")
+
+
+def widen(stored: np.ndarray, base: int, out: np.ndarray, path: Path) -> None:
+    """Write ``stored + base`` into ``out`` (the inverse of :func:`narrowed`, exact).
+
+    The sum is computed in ``out``'s type, whatever the numpy version's promotion rules (numpy
+    1 would add a small base in the stored type and wrap around).
+    """
+    check_widens(stored, base, out.dtype, path)
+    np.add(stored, np.array(base, dtype=out.dtype), out=out, dtype=out.dtype, casting="unsafe")
 
 
 def stored_dtypes(seg: Dict[str, Any], fields: Sequence[FieldSpec],
@@ -65,6 +80,7 @@ def stored_dtypes(seg: Dict[str, Any], fields: Sequence[FieldSpec],
             continue
         valid = isinstance(enc, list) and len(enc) == 2 and \
             enc[0] in [d.str for d in NARROW] and isinstance(enc[1], int) and \
+            not isinstance(enc[1], bool) and \
             f.dtype.kind in "iu" and np.dtype(enc[0]).itemsize < f.dtype.itemsize
         if valid:
             info = np.iinfo(f.dtype)
@@ -119,7 +135,7 @@ def segment_spans(seg: Dict[str, Any], fields: List[FieldSpec], path: Path,
     """
     n = seg["end"] - seg["start"]
     stored = stored or [(f.dtype, None) for f in fields]
-    sizes = [n * f.item_bytes // f.dtype.itemsize * dt.itemsize
+    sizes = [n * int(np.prod(f.shape, dtype=np.int64)) * dt.itemsize
              for f, (dt, _) in zip(fields, stored)]
     offsets = seg.get("offsets")
     if offsets is None:

@@ -250,7 +250,7 @@ def read_segment_into(store: Path, seg: Dict[str, Any], schema: Schema,
         pos = off + len(pieces[-1])
     fio.read_verified(path, pieces, seg["bytes"], seg["crc32"], in_place=in_place)
     for chunk, base, dest in narrow:
-        widen(chunk, base, dest)
+        widen(chunk, base, dest, path)
 
 
 def read_arrays(snap_dir: Path, shard: Dict[str, Any]) -> Dict[str, np.ndarray]:
@@ -286,5 +286,5 @@ def read_meta(store: Path, shard: Dict[str, Any], schema: Schema) -> Dict[str, n
                     handle.seek(off)
                     handle.readinto(fio.as_bytes_view(chunk))
                     if base is not None:
-                        widen(chunk, base, dest)
+                        widen(chunk, base, dest, path)
     return out
