@@ -94,3 +94,25 @@ def test_second_async_save_waits_for_the_first(tmp_path):
     assert first.done()
     assert second.wait().name == "snap-00000002"
     buf.close()
+
+
+@pytest.mark.timeout(120)
+def test_interpreter_exit_drains_a_pending_save(tmp_path):
+    """R-ASYNC-4: a script that ends right after dumps_async (no wait, no close) still
+    publishes the snapshot (the drain runs before the thread pools it uses shut down)."""
+    import subprocess
+    import sys
+    script = (
+        "import sys, numpy as np\n"
+        "from RLA.replay_buffer import ReplayBuffer\n"
+        "b = ReplayBuffer(200_000, seed=0)\n"
+        "b.add({'obs': np.random.default_rng(0).random((150_000, 32), dtype=np.float32)})\n"
+        "b.dumps_async(sys.argv[1])\n")
+    out = subprocess.run([sys.executable, "-c", script, str(tmp_path / "s")],
+                         capture_output=True, text=True, timeout=100)
+    assert out.returncode == 0 and "failed" not in out.stderr, out.stderr
+    ref = ReplayBuffer(200_000, seed=0)
+    ref.add({"obs": np.random.default_rng(0).random((150_000, 32), dtype=np.float32)})
+    loaded = ReplayBuffer(200_000, seed=1)
+    loaded.loads(tmp_path / "s")
+    assert_same_state(loaded, ref)

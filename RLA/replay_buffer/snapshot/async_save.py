@@ -8,6 +8,7 @@ overwritten during the save (plus the small sampler arrays), never a copy of the
 from __future__ import annotations
 
 import atexit
+import concurrent.futures.thread  # noqa: F401 - its exit hook must be registered first
 import sys
 import threading
 import weakref
@@ -134,7 +135,6 @@ def start_async_save(buf: "ReplayBuffer", path: Any, incremental: bool = True,
     return handle
 
 
-@atexit.register
 def _drain_at_exit() -> None:
     """Finish pending saves at interpreter exit so no snapshot is lost silently."""
     for handle in list(_LIVE):
@@ -142,3 +142,14 @@ def _drain_at_exit() -> None:
             handle.drain()
         except BaseException as exc:  # noqa: BLE001 - report, exit continues
             print(f"RLA replay buffer: background save failed: {exc}", file=sys.stderr)
+
+
+# The drain must run before concurrent.futures shuts its executors down at exit (a save
+# still uses thread pools). threading's exit hooks run before atexit's, newest first, so
+# registering after concurrent.futures.thread is imported puts the drain ahead of it. atexit
+# remains the fallback where that hook does not exist.
+_register = getattr(threading, "_register_atexit", None)
+if _register is not None:
+    _register(_drain_at_exit)
+else:  # pragma: no cover - Python without threading._register_atexit
+    atexit.register(_drain_at_exit)
