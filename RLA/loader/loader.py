@@ -294,6 +294,9 @@ class ExperimentLoader:
             continuation.continue_log_dir(past.layout.log_dir, layout.log_dir, step, marker)
             continuation.continue_checkpoints(past.layout.checkpoint_dir, layout.checkpoint_dir, step)
             continuation.continue_results(past.layout.results_dir, layout.results_dir, step)
+            from RLA.replay_buffer.run_snapshots import fork_run_snapshots
+            fork_run_snapshots(past.layout.replay_dir, layout.replay_dir, step,
+                               continuation.link_or_copy)
         finally:
             self.manager.reopen_logger()
         if step is not None:

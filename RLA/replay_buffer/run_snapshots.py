@@ -6,9 +6,10 @@ share unchanged segments, so saving at every checkpoint costs only the new data.
 """
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
-from typing import Any, List, Optional, Union
+from typing import Any, Callable, List, Optional, Union
 
 from RLA.errors import ReplayBufferError
 from RLA.replay_buffer.buffer import ReplayBuffer
@@ -57,6 +58,40 @@ def run_buffer_steps(replay_dir: Any) -> List[int]:
         if match:
             steps.append(int(match.group(1)))
     return sorted(steps)
+
+
+def fork_run_snapshots(parent: Any, child: Any, step: Optional[int],
+                       link: Callable[[Path, Path], None]) -> List[str]:
+    """Carry a resumed run's replay snapshots over: every complete ``step-<n>`` snapshot of
+    ``parent`` with ``n <= step`` (all of them when ``step`` is None), and the segment files
+    they list, are ``link``-ed (hard links: snapshot files are never edited) into ``child``.
+
+    The resumed run can then be resumed again before it saves a buffer of its own. Returns
+    the snapshot ids carried over.
+    """
+    parent, child = Path(parent), Path(child)
+    carried: List[str] = []
+    for _, _, snap_id, snap in fmt.list_snapshots(parent):
+        match = _STEP_RE.match(snap_id)
+        if step is not None and (match is None or int(match.group(1)) > step):
+            continue
+        if (child / snap_id).exists():
+            continue
+        files = [f for f in snap.rglob("*") if f.is_file()]
+        for shard in snap.glob("rank-*.json"):
+            data = fio.read_json_verified(shard)
+            files += [parent / seg["file"] for seg in data.get("segments", [])]
+            files += [parent / t["segment"]["file"] for t in data.get("trajectories", [])]
+        staging = child / f"{fmt.STAGING_PREFIX}fork-{snap_id}"
+        for f in files:  # segments first; the snapshot appears whole, by one rename
+            rel = f.relative_to(parent)
+            target = staging / rel.relative_to(snap_id) if rel.parts[0] == snap_id \
+                else child / rel
+            if not target.exists():
+                link(f, target)
+        os.replace(staging, child / snap_id)
+        carried.append(snap_id)
+    return carried
 
 
 def build_from_snapshot(path: Any, snapshot: Optional[str] = None, **overrides: Any) -> Any:

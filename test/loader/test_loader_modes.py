@@ -163,3 +163,39 @@ def test_the_original_module_faces_import(mgr):
     from RLA.easy_log.exp_loader import ExperimentLoader as face, exp_loader
 
     assert top is face is ExperimentLoader and isinstance(exp_loader, ExperimentLoader)
+
+
+@pytest.mark.timeout(60)
+def test_a_resumed_run_can_be_resumed_again_before_its_own_replay_save(mgr):
+    """A -> B -> C: B resumes A at step 6 and stops before saving a buffer; C resumes B and
+    still finds the step-6 replay snapshot (B carried A's snapshots up to its step)."""
+    import numpy as np
+
+    from RLA.replay_buffer import ReplayBuffer
+
+    def buffer(n):
+        buf = ReplayBuffer(64, seed=1)
+        buf.add({"x": np.arange(n, dtype=np.float32).reshape(-1, 1)})
+        return buf
+
+    a = start_child(mgr)
+    mgr.new_saver(max_to_keep=None)
+    for step in (3, 6, 9):
+        time_step_holder.set_time(step)
+        mgr.save_checkpoint({"w": torch.full((2,), float(step))})
+        mgr.save_replay_buffer(buffer(step))
+    mgr.finish()
+    b = start_child(mgr)
+    loader = ExperimentLoader(mgr).config("toy", a.record_date, mgr.data_root)
+    assert loader.fork_log_files(ckp_index=6) == 6
+    assert sorted(p.name for p in b.replay_dir.iterdir() if not p.name.startswith("seg")) == \
+        ["step-3", "step-6"]
+    mgr.finish()  # B ends before any save of its own
+    start_child(mgr)
+    loader = ExperimentLoader(mgr).config("toy", b.record_date, mgr.data_root)
+    loader.fork_log_files()
+    loader.load_from_record_date()
+    restored = loader.load_replay_buffer(ReplayBuffer(64, seed=2))
+    assert restored is not None
+    assert len(restored) == 6 and restored.storage.arrays["x"][:6, 0].tolist() == list(range(6))
+    assert (a.replay_dir / "step-9").is_dir(), "the parent keeps everything"
