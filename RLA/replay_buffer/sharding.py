@@ -2,7 +2,8 @@
 
 The plan is a pure function of the shard manifests, their per-slot meta fields and N: it
 never depends on directory listing order, splits no episode, balances transitions greedily
-(sizes differ by at most one episode), rewrites env ids for the destination's env count,
+(sizes differ by at most one episode), keeps an episode's env id where the destination has
+that env free (an open episode continues in its own env) and rewrites the others,
 keeps every priority to the bit and keeps episode ids (globally unique) unchanged.
 """
 from __future__ import annotations
@@ -69,9 +70,11 @@ def plan(shards: Dict[int, Dict[str, Any]], metas: Dict[int, Dict[str, np.ndarra
                 continue
             start = int(table["start"][i])
             is_open = cls in ("open", "headless_open")
+            slots = table["slots_sorted"][start:start + n]
             episodes.append({
                 "key": (base + int(table["first_pos"][i]), m, int(table["id"][i])),
-                "shard": m, "slots": table["slots_sorted"][start:start + n], "length": n,
+                "shard": m, "slots": slots, "length": n,
+                "src_env": int(meta["_env_id"][slots[0]]) if n else 0,
                 "carry": is_open and action == "carry" and int(table["id"][i]) in current,
                 "truncate": action == "mark_truncated", "id": int(table["id"][i])})
     episodes.sort(key=lambda e: e["key"])
@@ -93,16 +96,26 @@ def plan(shards: Dict[int, Dict[str, Any]], metas: Dict[int, Dict[str, np.ndarra
             loads[r] -= ep["length"]
             report["overflow"]["episodes"] += 1
             report["overflow"]["steps"] += ep["length"]
+        # An open episode continues in its own env when that env exists and is free (the same
+        # topology keeps every env's episode in its env); the others take the free envs,
+        # newest first; the rest cannot continue.
         carried = [ep for ep in ranks[r] if ep["carry"]][::-1]  # newest first
-        for env, ep in enumerate(carried):
-            if env < num_envs:
-                ep["env"] = env
+        taken = set()
+        for ep in carried:
+            if ep["src_env"] < num_envs and ep["src_env"] not in taken:
+                ep["env"] = ep["src_env"]
+                taken.add(ep["env"])
+        free = [env for env in range(num_envs) if env not in taken]
+        for ep in carried:
+            if "env" not in ep and free:
+                ep["env"] = free.pop(0)
+            if "env" in ep:
                 report["carried"] += 1
             else:
                 ep["carry"] = False
                 report["uncarried_open"] += 1
         for j, ep in enumerate(ranks[r]):
-            ep.setdefault("env", j % num_envs)
+            ep.setdefault("env", ep["src_env"] if ep["src_env"] < num_envs else j % num_envs)
             if ep["truncate"]:
                 report["truncated"]["episodes"] += 1
                 report["truncated"]["steps"] += ep["length"]

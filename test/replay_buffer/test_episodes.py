@@ -83,3 +83,27 @@ def test_bad_policy_is_rejected_before_loading(tmp_path):
     with pytest.raises(ReplayBufferError, match="Bad episode policy"):
         other.loads(tmp_path / "s", episode_policy={"headless": "explode"})
     assert len(other) == 0
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("policy", [{"open": "carry"}, {"headless": "drop"}])
+def test_a_policy_load_keeps_each_open_episode_in_its_env(tmp_path, policy):
+    """Same topology, any policy: env 1's episode (newer than env 0's) stays in env 1, so the
+    next add continues both episodes exactly as after a plain exact load."""
+    buf = ReplayBuffer(100, num_envs=2, seed=0)
+    for t in range(7):
+        buf.add({"x": np.array([[t], [100 + t]], np.float32),
+                 "done": np.array([False, t == 2])}, env_ids=np.arange(2))
+    buf.dumps(tmp_path / "s")
+    exact, planned = ReplayBuffer(100, num_envs=2, seed=0), ReplayBuffer(100, num_envs=2, seed=0)
+    exact.loads(tmp_path / "s")
+    assert planned.loads(tmp_path / "s", episode_policy=policy)["mode"] == "resharded"
+    for b in (exact, planned):
+        b.add({"x": np.array([[7], [107]], np.float32), "done": np.array([False, False])},
+              env_ids=np.arange(2))
+
+    def by_env(b):
+        g = b.get(np.arange(len(b)))
+        return sorted((int(e), float(x), int(ep), int(s)) for e, x, ep, s in
+                      zip(g["env_id"], g["x"][:, 0], g["episode_id"], g["step"]))
+    assert by_env(planned) == by_env(exact)
