@@ -1,6 +1,7 @@
 """R-INC-1/2/3, R-MEM-2, R-CS-6: incremental cost, chain == full, retention and GC."""
 from __future__ import annotations
 
+import json
 import os
 
 import numpy as np
@@ -149,3 +150,25 @@ def test_existing_snapshot_id_is_not_overwritten_by_default(tmp_path):
     other = make()
     other.loads(tmp_path / "s", snapshot="step-10")
     assert_same_state(buf, other)
+
+
+@pytest.mark.timeout(30)
+def test_keep_last_does_not_count_a_damaged_snapshot(tmp_path):
+    """A snapshot with a truncated segment is not one of the kept ones: the intact older one
+    survives keep_last=2 next to the new one; the damaged one is left for inspection."""
+    buf = make(segment_bytes=1 << 20)
+    fill(buf, 10)
+    buf.dumps(tmp_path / "s", incremental=False)  # snap 1, intact
+    fill(buf, 10, seed=3)
+    damaged = buf.dumps(tmp_path / "s", incremental=False)  # snap 2, its own segment
+    seg = json.loads((damaged / "rank-00000.json").read_text())["segments"][0]["file"]
+    with open(tmp_path / "s" / seg, "r+b") as handle:
+        handle.truncate(10)
+    fill(buf, 10, seed=4)
+    buf.dumps(tmp_path / "s", keep_last=2, incremental=False)
+    assert [s[2] for s in list_snapshots(tmp_path / "s")] == \
+        ["snap-00000001", "snap-00000002", "snap-00000003"]
+    make().loads(tmp_path / "s", snapshot="snap-00000001")
+    fill(buf, 10, seed=5)
+    buf.dumps(tmp_path / "s", keep_last=2, incremental=False)  # 3 and 4 now: 1 and 2 go
+    assert [s[2] for s in list_snapshots(tmp_path / "s")] == ["snap-00000003", "snap-00000004"]

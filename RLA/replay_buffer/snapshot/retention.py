@@ -6,10 +6,11 @@ import os
 import shutil
 import time
 import uuid
+import warnings
 from pathlib import Path
 from typing import List, Optional, Set
 
-from RLA.errors import ReplayBufferError
+from RLA.errors import CorruptSnapshotError, ReplayBufferError
 from RLA.fs import fsync_dir
 from RLA.replay_buffer.snapshot import format as fmt
 
@@ -18,10 +19,12 @@ STAGING_TTL = 3600.0
 
 
 def apply_keep_last(store: Path, keep_last: Optional[int], protect: str) -> List[str]:
-    """Delete all but the newest ``keep_last`` complete snapshots; never ``protect``.
+    """Keep the newest ``keep_last`` intact snapshots and delete every older one; never
+    ``protect``.
 
-    Only snapshots whose manifest parses count, so an incomplete or damaged one never pushes
-    the only good snapshot out. Returns the deleted ids.
+    Only intact snapshots count (see :func:`intact`), so an incomplete or damaged one never
+    pushes the only good snapshot out; a damaged one newer than the oldest kept is left for
+    inspection. Returns the deleted ids.
     """
     if keep_last is None:
         return []
@@ -29,7 +32,11 @@ def apply_keep_last(store: Path, keep_last: Optional[int], protect: str) -> List
         raise ReplayBufferError("keep_last must be at least 1", expected=">= 1 or None",
                                 found=str(keep_last), fix="keep at least one snapshot")
     snaps = fmt.list_snapshots(store)
-    doomed = [s for s in snaps[:-int(keep_last)] if s[2] != protect]
+    good = [i for i, s in enumerate(snaps) if s[2] == protect or intact(store, s[3])]
+    if len(good) <= int(keep_last):
+        return []
+    oldest_kept = good[-int(keep_last)]
+    doomed = [s for s in snaps[:oldest_kept] if s[2] != protect]
     deleted = []
     for _, _, snap_id, path in doomed:
         trash = store / f".deleting-{snap_id}-{uuid.uuid4().hex[:6]}"
@@ -39,6 +46,26 @@ def apply_keep_last(store: Path, keep_last: Optional[int], protect: str) -> List
     if deleted:
         fsync_dir(store)
     return deleted
+
+
+def intact(store: Path, snap: Path) -> bool:
+    """True when ``snap``'s manifests parse and verify and every file they list exists with
+    its listed size (cheap: no payload is read, so a flipped bit is only found by a load or
+    ``rla buffer verify``)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # extra files: reported when the snapshot is loaded
+            shards = fmt.read_shards(snap, fmt.read_manifest(snap))
+        for shard in shards.values():
+            files = [(store / seg["file"], seg["bytes"]) for seg in shard.get("segments", [])]
+            files += [(store / t["segment"]["file"], t["segment"]["bytes"])
+                      for t in shard.get("trajectories", [])]
+            files += [(snap / a["file"], a["bytes"]) for a in shard.get("arrays", {}).values()]
+            if any(os.stat(path).st_size != size for path, size in files):
+                return False
+    except (CorruptSnapshotError, ReplayBufferError, OSError, KeyError, TypeError):
+        return False
+    return True
 
 
 def referenced_segments(store: Path) -> Optional[Set[str]]:
