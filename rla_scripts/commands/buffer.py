@@ -52,11 +52,14 @@ def _inspect(args: argparse.Namespace) -> int:
           f"v{info['format_version']}, RLA {info['library_version']}, "
           f"{info['world_size']} shard(s), {info['payload_bytes'] / 1e6:.2f} MB payload)")
     print("snapshots in store: " + ", ".join(info["snapshots"]))
+    if info["newer_snapshots"]:
+        print("written by a newer RLA (not readable here): " + ", ".join(info["newer_snapshots"]))
     for f in info["schema"] or []:
         print(f"  field {f['name']}: {f['dtype']} {tuple(f['shape'])}")
     for row in info["shards"]:
         print(f"  rank {row['rank']}: size={row['size']} capacity={row['capacity']} "
-              f"cursor={row['cursor']} sampler={row['sampler']} files={row['files']} "
+              f"cursor={row['cursor']} sampler={row['sampler']} num_envs={row['num_envs']} "
+              f"files={row['files']} "
               f"bytes={row['bytes']}")
     for cls, counts in (info["episode_report"] or {}).items():
         print(f"  episodes {cls}: {counts['episodes']} ({counts['steps']} steps)")

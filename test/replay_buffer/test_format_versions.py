@@ -166,3 +166,21 @@ def test_format_2_reshards_into_two_ranks(format2):
         return sorted(out)
     assert sum(len(p) for p in parts) == 1200
     assert items(parts) == items([original2()])
+
+
+def test_a_skipped_newer_snapshot_is_reported(format2, capsys):
+    """Next to a readable snapshot, a newer RLA's one is skipped with a warning (load) and
+    listed (inspect), never silently."""
+    buf = original2(seed=99, fill_it=False)
+    buf.loads(format2)
+    snap = buf.dumps(format2, snapshot_id="from-the-future")
+    manifest = json.loads((snap / "MANIFEST.json").read_text())
+    manifest["format_version"] = fmt.FORMAT_VERSION + 1
+    (snap / "MANIFEST.json").write_text(json.dumps(manifest))
+    with pytest.warns(UserWarning, match=r"\['from-the-future'\].*newer RLA"):
+        original2(seed=1, fill_it=False).loads(format2)
+    from rla_scripts.cli import main as rla
+    with pytest.warns(UserWarning, match="newer RLA"):
+        assert rla(["buffer", "inspect", str(format2)]) == 0
+    out = capsys.readouterr().out
+    assert "newer RLA (not readable here): from-the-future" in out and "num_envs=2" in out

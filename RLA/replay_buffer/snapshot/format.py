@@ -15,6 +15,7 @@ CRC-32; no file is ever unpickled. Inside a segment file, see segment_layout.py.
 """
 from __future__ import annotations
 
+import json
 import warnings
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
@@ -89,6 +90,25 @@ def list_snapshots(store: Path) -> List[Tuple[int, float, str, Path]]:
     return found
 
 
+def newer_snapshots(store: Path) -> List[Tuple[int, str, int]]:
+    """Snapshots of ``store`` written by a newer RLA (a format this version cannot read), as
+    ``(seq, id, format_version)``, oldest first: :func:`list_snapshots` skips them."""
+    found = []
+    if not store.is_dir():
+        return found
+    for entry in store.iterdir():
+        if entry.name.startswith(".") or not (entry / MANIFEST).is_file():
+            continue
+        try:
+            manifest = json.loads((entry / MANIFEST).read_text())
+            version, seq = manifest.get("format_version"), int(manifest.get("seq", 0))
+        except (OSError, ValueError, AttributeError, TypeError):
+            continue
+        if isinstance(version, int) and version > FORMAT_VERSION:
+            found.append((seq, entry.name, version))
+    return sorted(found)
+
+
 def resolve(path: Any, snapshot: Optional[str] = None) -> Tuple[Path, Path, Dict[str, Any]]:
     """Find ``(store, snapshot dir, manifest)`` from a store or a snapshot directory."""
     path = Path(path)
@@ -117,6 +137,11 @@ def resolve(path: Any, snapshot: Optional[str] = None) -> Tuple[Path, Path, Dict
                                 found=f"{sorted(p.name for p in path.iterdir())[:8]}",
                                 fix="save one with dumps() first")
     snap = snaps[-1][3]
+    skipped = [name for seq, name, _ in newer_snapshots(path) if seq > snaps[-1][0]]
+    if skipped:
+        warnings.warn(f"replay store {path}: newer snapshot(s) {skipped} were written by a "
+                      f"newer RLA (format > {FORMAT_VERSION}) and are skipped; loading "
+                      f"{snaps[-1][2]} (upgrade RLA to load them)", stacklevel=3)
     return path, snap, read_manifest(snap)
 
 

@@ -27,7 +27,8 @@ def describe(path: Any, snapshot: Optional[str] = None) -> Dict[str, Any]:
         total += sum(files)
         rows.append({"rank": rank, "size": shard.get("size", len(shard.get("trajectories", []))),
                      "capacity": shard.get("capacity"), "cursor": shard.get("cursor"),
-                     "sampler": (shard.get("sampler") or {}).get("kind"), "bytes": sum(files),
+                     "sampler": (shard.get("sampler") or {}).get("kind"),
+                     "num_envs": (shard.get("episodes") or {}).get("num_envs"), "bytes": sum(files),
                      "files": len(files)})
     first = shards[min(shards)] if shards else {}
     return {"store": str(store), "snapshot": snap_dir.name, "kind": manifest.get("kind"),
@@ -36,7 +37,8 @@ def describe(path: Any, snapshot: Optional[str] = None) -> Dict[str, Any]:
             "world_size": manifest.get("world_size"), "created": manifest.get("created"),
             "schema": first.get("schema"), "episode_report": manifest.get("episode_report"),
             "provenance": manifest.get("provenance"), "shards": rows, "payload_bytes": total,
-            "snapshots": [s[2] for s in fmt.list_snapshots(store)]}
+            "snapshots": [s[2] for s in fmt.list_snapshots(store)],
+            "newer_snapshots": [name for _, name, _ in fmt.newer_snapshots(store)]}
 
 
 def verify(path: Any, snapshot: Optional[str] = None) -> Dict[str, int]:
