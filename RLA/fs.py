@@ -6,6 +6,7 @@ import glob
 import json
 import os
 import shutil
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -147,3 +148,13 @@ def move_to_trash(path: PathLike, data_root: PathLike) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.move(os.fspath(path), os.fspath(target))
     return target
+
+
+def silence_stdout() -> None:
+    """Point stdout at /dev/null (after a ``BrokenPipeError``: ``rla ... | head`` closed the
+    pipe), so the interpreter's final flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass

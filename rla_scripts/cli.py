@@ -38,12 +38,17 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 2
     try:
         status = args.func(args)
+        sys.stdout.flush()  # a closed pipe shows here, inside the handler below
     except RLAError as exc:
         print(f"rla {args.command}: error: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print(f"rla {args.command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (`rla ... | head`): stop quietly
+        from RLA.fs import silence_stdout
+        silence_stdout()
+        return 141
     return int(status or 0)
 
 

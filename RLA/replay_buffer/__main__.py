@@ -20,8 +20,9 @@ def _shapes(batch: Dict[str, Any], prefix: str = "") -> List[str]:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m RLA.replay_buffer",
-                                     description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m RLA.replay_buffer",
+        description="Load a replay snapshot, sample one batch and print its keys and shapes.")
     parser.add_argument("--load-path", required=True, help="snapshot store or snapshot dir")
     parser.add_argument("--num-chunks", type=int, default=256, help="batch size to sample")
     parser.add_argument("--cache-size", type=int, default=5, help="trajectory cache size")
@@ -42,13 +43,18 @@ def main(argv: Optional[List[str]] = None) -> int:
         else:
             info = buf.loads(args.load_path, rank=args.rank, world_size=args.world_size)
             batch, _, _ = buf.sample(args.num_chunks)
+        buf.close()
         print(f"loaded {info['snapshot']}")
         for line in _shapes(batch):
             print(line)
-        buf.close()
+        sys.stdout.flush()
     except RLAError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
+    except BrokenPipeError:  # `... | head`: the reader went away
+        from RLA.fs import silence_stdout
+        silence_stdout()
+        return 141
     return 0
 
 

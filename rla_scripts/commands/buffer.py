@@ -24,11 +24,18 @@ def snapshot_path(text: str, args: argparse.Namespace) -> str:
 
     if os.path.exists(text):
         return text
-    from RLA.errors import RunNotFoundError
+    from RLA.errors import ConfigError, RunNotFoundError
     from RLA.layout import find_run
     from rla_scripts.commands._common import resolve_data_root
 
-    data_root = resolve_data_root(getattr(args, "data_root", None))
+    try:
+        data_root = resolve_data_root(getattr(args, "data_root", None))
+    except ConfigError as exc:
+        raise ReplayBufferError(f"No snapshot store at {text!r}, and no data root to look it up "
+                                f"as a run", expected="an existing store/snapshot path, or a run "
+                                "index with --data-root, $RLA_DATA_ROOT or an rla_config.yaml",
+                                found=f"no such path; {exc.found}",
+                                fix="check the path (or pass --data-root for a run)") from None
     try:
         run = find_run(data_root, text, task=getattr(args, "task", None))
     except RunNotFoundError as exc:

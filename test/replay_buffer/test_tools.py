@@ -139,3 +139,24 @@ def test_neither_a_path_nor_a_run_is_a_clear_error(run_with_buffer, capsys):
     assert rla(["buffer", "verify", "no/such/thing", "--data-root", str(root)]) == 1
     err = capsys.readouterr().err
     assert "neither a snapshot path nor a run" in err and "Traceback" not in err
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("command", [["-m", "rla_scripts.cli", "buffer", "inspect", "--json"],
+                                     ["-m", "RLA.replay_buffer", "--load-path"]])
+def test_a_closed_pipe_ends_quietly(store, command):
+    """`rla buffer inspect ... | head`: the reader is gone; no traceback, exit status 141."""
+    proc = subprocess.Popen([sys.executable, *command, str(store)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=50) == 141 and "Traceback" not in err, err
+
+
+@pytest.mark.timeout(30)
+def test_a_missing_path_without_data_root_says_so(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("RLA_DATA_ROOT", raising=False)
+    assert rla(["buffer", "verify", str(tmp_path / "nope")]) != 0
+    err = capsys.readouterr().err
+    assert "No snapshot store at" in err and "no such path" in err
