@@ -249,11 +249,14 @@ def load_resharded(buf: "ReplayBuffer", store: Path, snap_dir: Path,
 def reshard_snapshot(src: Any, dst: Any, world_size: int, capacity: Optional[int] = None,
                      num_envs: Optional[int] = None, episode_policy: Optional[Dict[str, str]] = None,
                      snapshot_id: Optional[str] = None, snapshot: Optional[str] = None,
-                     allow_missing_shards: bool = False) -> Dict[str, Any]:
+                     allow_missing_shards: bool = False,
+                     operation: str = "reshard") -> Dict[str, Any]:
     """Offline M -> N: read a snapshot, write a new N-shard snapshot into the store ``dst``.
 
-    Sources are copied, never moved; the new manifest records its provenance. The default
-    capacity is the source's, grown when a rank needs more, so nothing is dropped.
+    Sources are copied, never moved; the new manifest records its provenance (``operation``:
+    what the tool was asked, ``merge``, ``split`` or ``reshard``). The default per-rank
+    capacity keeps the total (the sources' capacities summed, divided over the N ranks), grown
+    when a rank needs more, so nothing is dropped and a merged buffer keeps its headroom.
     """
     from RLA.replay_buffer.buffer import ReplayBuffer
     from RLA.replay_buffer.snapshot.commit import Committer
@@ -269,7 +272,7 @@ def reshard_snapshot(src: Any, dst: Any, world_size: int, capacity: Optional[int
     policy = ep_mod.check_policy(episode_policy)
     envs = int(num_envs or first["episodes"]["num_envs"])
     metas = {m: read_meta(store, shards[m], schema) for m in sorted(shards)}
-    cap = int(capacity or first["capacity"])
+    cap = int(capacity or -(-sum(int(sh["capacity"]) for sh in shards.values()) // world_size))
     if capacity is None:
         probe = plan(shards, metas, world_size, 1 << 62, envs, policy)
         cap = max(cap, max(probe["report"]["sizes"] or [0]))
@@ -291,7 +294,7 @@ def reshard_snapshot(src: Any, dst: Any, world_size: int, capacity: Optional[int
                             dedup=first.get("dedup"))
                 with live_source(buf, c.header["segment_fields"]) as source:
                     write_shard(c, staging, buf.session, source)
-    provenance = {"operation": "reshard", "source": str(snap_dir),
+    provenance = {"operation": operation, "source": str(snap_dir.resolve()),
                   "source_snapshot_id": manifest.get("snapshot_id"),
                   "source_world_size": int(manifest["world_size"]), "world_size": world_size,
                   "report": report}

@@ -70,8 +70,10 @@ def _inspect(args: argparse.Namespace) -> int:
               f"bytes={row['bytes']}")
     for cls, counts in (info["episode_report"] or {}).items():
         print(f"  episodes {cls}: {counts['episodes']} ({counts['steps']} steps)")
-    if info["provenance"]:
-        print(f"  provenance: {json.dumps(info['provenance'])[:200]}")
+    prov = info["provenance"]
+    if prov:  # the full record, counts included, is in --json
+        print(f"  provenance: {prov.get('operation')} of {prov.get('source')} "
+              f"({prov.get('source_world_size')} -> {prov.get('world_size')} shard(s))")
     return 0
 
 
@@ -82,7 +84,7 @@ def _verify(args: argparse.Namespace) -> int:
     return 0
 
 
-def _reshard(args: argparse.Namespace, world_size: int) -> int:
+def _reshard(args: argparse.Namespace, world_size: int, operation: str) -> int:
     from RLA.replay_buffer.sharding import reshard_snapshot
     if world_size < 1:
         raise ReplayBufferError("Bad --world-size", expected=">= 1", found=str(world_size),
@@ -95,7 +97,7 @@ def _reshard(args: argparse.Namespace, world_size: int) -> int:
               f"{info['store']}/{info['snapshot']} into {args.dst}")
         return 0
     out = reshard_snapshot(src, args.dst, world_size, capacity=args.capacity,
-                           num_envs=args.num_envs, snapshot=args.snapshot)
+                           num_envs=args.num_envs, snapshot=args.snapshot, operation=operation)
     rep = out["report"]
     print(f"wrote {out['snapshot']} ({world_size} shard(s), capacity {out['capacity']}, "
           f"sizes {rep['sizes']}; dropped {rep['dropped']['episodes']} episodes, "
@@ -128,8 +130,10 @@ def register(subparsers: Any) -> None:
         p.add_argument("--snapshot", help="source snapshot id (default: newest)")
         if fixed is None:
             p.add_argument("--world-size", type=int, required=True)
-        p.add_argument("--capacity", type=int, help="per-shard capacity (default: fits)")
+        p.add_argument("--capacity", type=int, help="per-shard capacity (default: the total "
+                       "capacity of the source divided over the shards, or more to fit)")
         p.add_argument("--num-envs", type=int, help="envs per destination rank")
         p.add_argument("--dry-run", action="store_true")
         add_data_root(p)
-        p.set_defaults(func=(lambda a, f=fixed: _reshard(a, f if f else a.world_size)))
+        p.set_defaults(func=(lambda a, f=fixed, op=name: _reshard(a, f if f else a.world_size,
+                                                                  op)))

@@ -53,9 +53,16 @@ def test_split_then_merge_copies_and_records_provenance(store, tmp_path):
     assert rla(["buffer", "merge", str(tmp_path / "t"), str(tmp_path / "m")]) == 0
     assert sorted(p.name for p in store.rglob("*")) == before  # sources never moved
     manifest = json.loads(next((tmp_path / "m").glob("snap-*/MANIFEST.json")).read_text())
-    assert manifest["provenance"]["source_world_size"] == 3
-    merged = make(capacity=64,
-                  sampler="prioritized")
+    prov = manifest["provenance"]
+    assert prov["source_world_size"] == 3 and prov["operation"] == "merge"
+    assert prov["source"] == str(next((tmp_path / "t").glob("snap-*")).resolve())
+    from RLA.replay_buffer.snapshot.inspect import describe
+    split = describe(tmp_path / "t")["shards"]
+    # the total, 64, over 3 shards (22), grown to the largest share of whole episodes
+    assert {r["capacity"] for r in split} == {max(22, max(r["size"] for r in split))}
+    total = sum(r["capacity"] for r in split)
+    assert describe(tmp_path / "m")["shards"][0]["capacity"] == total  # their sum
+    merged = make(capacity=total, sampler="prioritized")
     merged.loads(tmp_path / "m")
     src = make(sampler="prioritized")
     src.loads(store)
