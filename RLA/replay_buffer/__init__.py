@@ -6,10 +6,12 @@ imported only when used.
 """
 from __future__ import annotations
 
+from RLA.errors import CorruptSnapshotError, ReplayBufferError
 from RLA.replay_buffer.buffer import ReplayBuffer
 from RLA.replay_buffer.schema import Schema
 
-__all__ = ["ReplayBuffer", "Schema", "TrajectoryReplayBuffer", "reshard_snapshot"]
+__all__ = ["CorruptSnapshotError", "ReplayBuffer", "ReplayBufferError", "Schema",
+           "TrajectoryReplayBuffer", "reshard_snapshot"]
 
 
 def __getattr__(name: str):

@@ -100,7 +100,10 @@ def check_compatible(buf: "ReplayBuffer", shard: Dict[str, Any], where: Path,
     if same_capacity and int(shard["capacity"]) != buf.capacity:
         raise ReplayBufferError(f"Snapshot capacity of {where} differs from the buffer's",
                                 expected=str(buf.capacity), found=str(shard["capacity"]),
-                                fix="build the buffer with the snapshot's capacity")
+                                fix="build the buffer with the snapshot's capacity, or load "
+                                    "with episode_policy={} to redistribute it into this one "
+                                    "(episodes that do not fit are dropped, oldest first, and "
+                                    "counted)")
     if shard["sampler"]["kind"] != buf.sampler_kind:
         raise ReplayBufferError(f"Snapshot sampler of {where} differs from the buffer's",
                                 expected=repr(buf.sampler_kind),
