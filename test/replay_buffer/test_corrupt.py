@@ -229,3 +229,22 @@ def test_checksum_is_zlibs_crc32_and_accelerated_where_rla_installs_isal():
     assert fn(data) == zlib.crc32(data) and fn(data[7:], fn(data[:7])) == zlib.crc32(data)
     if platform.machine() in ("x86_64", "AMD64", "aarch64", "arm64"):
         assert name == "isal"
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("edit", ["size", "episodes"])
+def test_manifest_numbers_that_disagree_with_the_shards_are_caught(saved, edit):
+    """MANIFEST.json repeats each shard's size and the episode counts: an edit is an error on
+    load, inspect and verify, and the live buffer stays as it was."""
+    from RLA.replay_buffer.snapshot import inspect as snap_inspect
+    store, snap, live, ref = saved
+    manifest = json.loads((snap / "MANIFEST.json").read_text())
+    if edit == "size":
+        manifest["shards"][0]["size"] -= 1
+    else:
+        manifest["episode_report"]["complete"]["steps"] += 5
+    (snap / "MANIFEST.json").write_text(json.dumps(manifest))
+    for action in (live.loads, snap_inspect.describe, snap_inspect.verify):
+        with pytest.raises(CorruptSnapshotError, match="disagrees with its shard manifests"):
+            action(store)
+    check_untouched(live, ref)

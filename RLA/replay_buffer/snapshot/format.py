@@ -163,9 +163,29 @@ def read_shards(snap_dir: Path, manifest: Dict[str, Any],
                 f"Snapshot shard {path} is missing",
                 expected=f"{manifest.get('world_size')} shards", found=f"no {entry['file']}",
                 fix="restore the shard, or pass allow_missing_shards=True to accept the loss")
-        shards[int(entry["rank"])] = read_json_verified(path, entry["bytes"], entry["crc32"])
+        shard = read_json_verified(path, entry["bytes"], entry["crc32"])
+        if entry.get("size") is not None and shard.get("size") != entry["size"]:
+            raise _disagree(snap_dir, f"size {entry['size']} for rank {entry['rank']}",
+                            f"{path.name} holds {shard.get('size')} items")
+        shards[int(entry["rank"])] = shard
+    if len(shards) == len(manifest.get("shards", [])) and manifest.get("episode_report"):
+        from RLA.replay_buffer.episodes import CLASSES
+        total = {c: {"episodes": 0, "steps": 0} for c in CLASSES}
+        for shard in shards.values():
+            for cls, counts in (shard.get("episode_report") or {}).items():
+                for key in ("episodes", "steps"):
+                    total.setdefault(cls, {"episodes": 0, "steps": 0})[key] += counts[key]
+        if total != manifest["episode_report"]:
+            raise _disagree(snap_dir, f"episode counts {manifest['episode_report']}",
+                            f"the shards sum to {total}")
     extra = sorted(p.name for p in snap_dir.iterdir() if p.name not in listed)
     if extra:
         warnings.warn(f"replay snapshot {snap_dir}: files not listed in the manifest are "
                       f"ignored: {extra}", stacklevel=3)
     return shards
+
+
+def _disagree(snap_dir: Path, listed: str, actual: str) -> CorruptSnapshotError:
+    return CorruptSnapshotError(f"{snap_dir / MANIFEST} disagrees with its shard manifests",
+                                expected=listed, found=actual,
+                                fix="the manifest was altered; load an older snapshot")
