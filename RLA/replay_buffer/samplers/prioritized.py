@@ -44,7 +44,9 @@ class PrioritizedSampler(Sampler):
                 "initial_priority": self.initial_priority}
 
     def _leaves(self, raw: np.ndarray) -> np.ndarray:
-        return (raw + self.eps) ** self.alpha
+        leaves = raw + self.eps
+        leaves **= self.alpha  # in place, with the same scalar-power paths as ``**``
+        return leaves
 
     def _set(self, indices: np.ndarray, raw: np.ndarray) -> None:
         self.raw[indices] = raw
@@ -100,8 +102,8 @@ class PrioritizedSampler(Sampler):
         self.beta = float(state.get("beta", self.beta))
         self.eps = float(state.get("eps", self.eps))
         self.max_priority = float(state.get("max_priority", self.initial_priority))
-        self.raw = np.zeros(self.capacity, dtype=np.float64)
-        self.raw[:size] = arrays["priority"][:size]
+        self.raw[:size] = arrays["priority"][:size]  # the constructor's zeros elsewhere
+        self.raw[size:] = 0.0
         leaves = self._leaves(self.raw[:size])
         self.sum_tree.rebuild(leaves)
         self.min_tree.rebuild(leaves)
