@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import warnings
 from pathlib import Path
 from typing import Any, Callable, List, Optional, Union
 
@@ -69,6 +71,7 @@ def fork_run_snapshots(parent: Any, child: Any, step: Optional[int],
     The resumed run can then be resumed again before it saves a buffer of its own. Returns
     the snapshot ids carried over.
     """
+    from RLA.replay_buffer.snapshot.retention import intact
     parent, child = Path(parent), Path(child)
     carried: List[str] = []
     for _, _, snap_id, snap in fmt.list_snapshots(parent):
@@ -77,19 +80,32 @@ def fork_run_snapshots(parent: Any, child: Any, step: Optional[int],
             continue
         if (child / snap_id).exists():
             continue
+        if not intact(parent, snap):  # a damaged snapshot stays behind; the others still come
+            warnings.warn(f"replay snapshot {snap} is damaged (a file is missing or has the "
+                          f"wrong size): not carried over to {child}", stacklevel=2)
+            continue
         files = [f for f in snap.rglob("*") if f.is_file()]
         for shard in snap.glob("rank-*.json"):
             data = fio.read_json_verified(shard)
             files += [parent / seg["file"] for seg in data.get("segments", [])]
             files += [parent / t["segment"]["file"] for t in data.get("trajectories", [])]
         staging = child / f"{fmt.STAGING_PREFIX}fork-{snap_id}"
-        for f in files:  # segments first; the snapshot appears whole, by one rename
-            rel = f.relative_to(parent)
-            target = staging / rel.relative_to(snap_id) if rel.parts[0] == snap_id \
-                else child / rel
-            if not target.exists():
-                link(f, target)
-        os.replace(staging, child / snap_id)
+        try:
+            for f in files:  # segments first; the snapshot appears whole, by one rename
+                rel = f.relative_to(parent)
+                target = staging / rel.relative_to(snap_id) if rel.parts[0] == snap_id \
+                    else child / rel
+                if not target.exists():
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    link(f, target)
+            os.replace(staging, child / snap_id)
+        except OSError as exc:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise ReplayBufferError(f"Could not carry replay snapshot {snap} over to {child}",
+                                    expected="its files linked or copied",
+                                    found=f"{type(exc).__name__}: {exc}",
+                                    fix="check the disk and permissions, then resume again") \
+                from exc
         carried.append(snap_id)
     return carried
 

@@ -167,3 +167,28 @@ def test_a_missing_path_without_data_root_says_so(tmp_path, capsys, monkeypatch)
     assert rla(["buffer", "verify", str(tmp_path / "nope")]) != 0
     err = capsys.readouterr().err
     assert "No snapshot store at" in err and "no such path" in err
+
+
+@pytest.mark.timeout(30)
+def test_fork_carries_intact_step_snapshots_and_skips_a_damaged_one(tmp_path):
+    """Resuming at step 300: step-100 lost a segment (warned, left behind), step-200 and
+    step-300 come over whole, step-400 is after the resume point; no staging is left."""
+    import shutil as sh
+    import warnings
+
+    from RLA.replay_buffer.run_snapshots import fork_run_snapshots
+    buf = make()
+    for step in (100, 200, 300, 400):
+        fill(buf, 10, seed=step)
+        save_run_buffer(buf, tmp_path / "a", step=step, incremental=False)
+    shard = json.loads((tmp_path / "a" / "step-100" / "rank-00000.json").read_text())
+    (tmp_path / "a" / shard["segments"][0]["file"]).unlink()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        carried = fork_run_snapshots(tmp_path / "a", tmp_path / "b", 300, sh.copy2)
+    assert carried == ["step-200", "step-300"]
+    assert any("step-100 is damaged" in str(w.message) for w in caught)
+    assert not list((tmp_path / "b").glob(".staging-*"))
+    assert run_buffer_steps(tmp_path / "b") == [200, 300]
+    assert_same_state(load_run_buffer(None, tmp_path / "b", step=300),
+                      load_run_buffer(None, tmp_path / "a", step=300))
