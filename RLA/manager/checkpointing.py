@@ -79,7 +79,8 @@ class CheckpointMixin:
         layout = self._require_run("save_checkpoint()")  # type: ignore[attr-defined]
         saver = self._ckpt_saver
         if saver is None or Path(saver.directory) != Path(layout.checkpoint_dir):
-            # First save, or a new run was started since: same options, new folder.
+            # First save of this run: the options of new_saver under this configuration (kept
+            # across log_files_gen(); configure() resets them), else the defaults.
             saver = self.new_saver(**self._ckpt_options)
         return saver
 

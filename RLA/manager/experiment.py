@@ -145,6 +145,10 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
             self._run_file = [Path(f).expanduser().resolve() for f in files]
         self._log_callback = log_callback_fn
         self.layout = None
+        # A new configuration starts with default saving (DL_FRAMEWORK's backend): new_saver's
+        # options of the previous one (var_prefix, backend, rotation) no longer apply. A
+        # second log_files_gen() under the same configuration keeps them.
+        self._ckpt_saver, self._ckpt_options = None, {}
         return self
 
     # Original accessors

@@ -99,6 +99,25 @@ def test_var_prefix_limits_what_is_saved(torch_manager):
 
 
 @pytest.mark.timeout(60)
+def test_a_second_run_in_the_process_does_not_inherit_the_saver_options(torch_manager, tmp_path):
+    """Run 1 filters by var_prefix and keeps 1 torch file; run 2 (framework none, no
+    new_saver) saves every model, as .npz, with the default rotation."""
+    torch_manager.log_files_gen()
+    torch_manager.new_saver(var_prefix="pi", max_to_keep=1)
+    torch_manager.save_checkpoint({"pi": torch.ones(1)})
+    torch_manager.configure("other", rla_config={"LOG_USED": ["csv"], "DL_FRAMEWORK": "none"},
+                            data_root=str(tmp_path / "data"), run_file=[],
+                            code_root=str(tmp_path))
+    torch_manager.log_files_gen()
+    for step in (1, 2):
+        time_step_holder.set_time(step)
+        torch_manager.save_checkpoint({"q_net": np.arange(3.0), "target": np.zeros(3)})
+    names = sorted(p.name for p in torch_manager.layout.checkpoint_dir.glob("checkpoint-*"))
+    assert names == ["checkpoint-1.npz", "checkpoint-2.npz"]
+    assert sorted(torch_manager.load_checkpoint()[1]) == ["q_net", "target"]
+
+
+@pytest.mark.timeout(60)
 def test_restore_rng_continues_the_saved_random_stream(torch_manager):
     torch_manager.log_files_gen()
     torch_manager.save_checkpoint()
