@@ -274,7 +274,7 @@ class ExperimentLoader:
         else:
             step = None  # a run without checkpoints: continue every row
         merged = vars(self.import_hyper_parameters(hp_to_overwrite))
-        self._continue_files(past, layout, step)
+        self._continue_files(past, layout, step, backend)
         self._forked = True
         self._fork_step = step
         manager.hyper_param = merged
@@ -285,7 +285,8 @@ class ExperimentLoader:
                   f"({'up to time-step ' + str(step) if step is not None else 'all rows, no checkpoint'})")
         return step
 
-    def _continue_files(self, past: PastRun, layout: Any, step: Optional[int]) -> None:
+    def _continue_files(self, past: PastRun, layout: Any, step: Optional[int],
+                        backend: Optional[str] = None) -> None:
         from RLA.easy_log import logger
 
         marker = f"[RLA] ---- resumed from {past.index} at time-step {step} in {layout.index} ----"
@@ -293,6 +294,7 @@ class ExperimentLoader:
         try:
             continuation.continue_log_dir(past.layout.log_dir, layout.log_dir, step, marker)
             continuation.continue_checkpoints(past.layout.checkpoint_dir, layout.checkpoint_dir, step)
+            self._continue_named_checkpoints(past, layout, step, backend)
             continuation.continue_results(past.layout.results_dir, layout.results_dir, step)
             from RLA.replay_buffer.run_snapshots import fork_run_snapshots
             fork_run_snapshots(past.layout.replay_dir, layout.replay_dir, step,
@@ -301,6 +303,32 @@ class ExperimentLoader:
             self.manager.reopen_logger()
         if step is not None:
             _purge_tensorboard_after(step)
+
+    def _continue_named_checkpoints(self, past: PastRun, layout: Any, step: Optional[int],
+                                    backend: Optional[str]) -> None:
+        """Link the past run's named checkpoints (``best``...) saved at or before ``step``.
+
+        A named checkpoint's step is in its header, which costs a load of the file (the one
+        being resumed is already loaded); an unreadable one stays behind with a warning.
+        """
+        saver = past.saver(backend)
+        for name in saver.names():
+            source = saver.path_for(name)
+            target = layout.checkpoint_dir / source.name
+            if target.exists():
+                continue
+            if step is not None:
+                loaded = self._loaded if self._loaded is not None and self._loaded.name == name \
+                    else None
+                try:
+                    saved = (loaded or saver.load_checkpoint(name, map_location="cpu")).step
+                except CheckpointError as exc:
+                    self._log(f"ExperimentLoader: named checkpoint {source.name} not carried over "
+                              f"({exc.problem})")
+                    continue
+                if saved > step:
+                    continue  # saved after the resume point: it belongs to the old run only
+            continuation.link_or_copy(source, target)
 
     # ------------------------------------------------------------------ replay
     def load_replay_buffer(self, buffer: Any = None, step: Optional[int] = None, **options: Any) -> Any:

@@ -199,3 +199,28 @@ def test_a_resumed_run_can_be_resumed_again_before_its_own_replay_save(mgr):
     assert restored is not None
     assert len(restored) == 6 and restored.storage.arrays["x"][:6, 0].tolist() == list(range(6))
     assert (a.replay_dir / "step-9").is_dir(), "the parent keeps everything"
+
+
+@pytest.mark.timeout(60)
+def test_fork_carries_named_checkpoints_saved_up_to_its_step(mgr):
+    """'best' (saved at step 4) comes over to a fork at step 6 and loads from the new run;
+    'final' (step 9) was saved after the resume point and stays with the old run."""
+    a = start_child(mgr)
+    mgr.new_saver(max_to_keep=None)
+    for step in range(10):
+        time_step_holder.set_time(step)
+        if step % 3 == 0:
+            mgr.save_checkpoint({"w": torch.full((2,), float(step))})
+        if step == 4:
+            mgr.save_checkpoint({"w": torch.full((2,), 4.0)}, name="best")
+    mgr.save_checkpoint({"w": torch.full((2,), 9.0)}, name="final")
+    mgr.finish()
+    b = start_child(mgr)
+    loader = ExperimentLoader(mgr).config("toy", a.record_date, mgr.data_root)
+    assert loader.fork_log_files(ckp_index=6) == 6
+    names = sorted(p.name for p in b.checkpoint_dir.iterdir())
+    assert names == ["checkpoint-0.pt", "checkpoint-3.pt", "checkpoint-6.pt", "checkpoint-best.pt"]
+    mgr.finish()
+    best = ExperimentLoader(mgr).config("toy", b.record_date, mgr.data_root)
+    step, models, _ = best.load_from_record_date(ckp_index="best", verbose=False)
+    assert step == 4 and float(models["w"][0]) == 4.0
