@@ -101,6 +101,18 @@ class ExperimentLoader:
         _, record, root = self._selection()
         return record is not None and root is not None
 
+    def _selected(self) -> bool:
+        """Like :attr:`is_valid_config`, but a run selected without a data root (the manager
+        not configured yet) is an error, not a silent "nothing to resume"."""
+        _, record, root = self._selection()
+        if record is not None and root is None:
+            raise RLAError(f"A past run is selected ({record}) but no data root is known",
+                           expected="exp_manager.configure(...) before the loader is used, or "
+                                    "loader.config(task, record_date, root)",
+                           found="a manager that is not configured yet",
+                           fix="call exp_manager.configure(...) first (it sets the data root)")
+        return record is not None
+
     def _require_past(self) -> PastRun:
         if self._past is None:
             task, record, root = self._selection()
@@ -136,7 +148,7 @@ class ExperimentLoader:
             sync_timestep: also set the time-step to the past run's last checkpoint step.
         """
         current = copy.deepcopy(dict(getattr(self.manager, "hyper_param", {}) or {}))
-        if not self.is_valid_config:
+        if not self._selected():
             return argparse.Namespace(**current)
         past = self._require_past()
         merged = dict(current)
@@ -192,7 +204,7 @@ class ExperimentLoader:
             RunNotFoundError: the selected run does not exist.
             CheckpointError: no such checkpoint, corrupt or foreign file, unknown variable.
         """
-        if not self.is_valid_config:
+        if not self._selected():
             if verbose:
                 self._log("ExperimentLoader: no past run selected (loaded_date unset); starting fresh")
             return 0, {}, {}
@@ -255,7 +267,7 @@ class ExperimentLoader:
             RunStateError: no current run (call ``log_files_gen()`` first).
             RunNotFoundError / CheckpointError: bad selection; nothing is changed then.
         """
-        if not self.is_valid_config:
+        if not self._selected():
             self._log("ExperimentLoader: no past run selected (loaded_date unset); nothing to fork")
             return None
         manager = self.manager

@@ -126,3 +126,17 @@ def test_legacy_pickle_state_is_never_unpickled(mgr, parent, child):
     loader = ExperimentLoader(mgr).config("toy", parent.layout.record_date, parent.data_root)
     with pytest.raises(RLAError, match="pickled state"):
         loader.import_hyper_parameters()
+
+
+@pytest.mark.timeout(30)
+def test_a_selected_run_before_configure_is_an_error_not_a_silent_fresh_start():
+    from RLA.manager.experiment import ExperimentManager
+    manager = ExperimentManager()
+    manager.set_hyper_param(lr=0.5, loaded_date="task/2026/11/02/10-00-00-000000")
+    loader = ExperimentLoader(manager)
+    for call in (loader.import_hyper_parameters, loader.fork_log_files,
+                 loader.load_from_record_date):
+        with pytest.raises(RLAError, match="no data root is known"):
+            call()
+    manager.set_hyper_param(lr=0.5, loaded_date="")  # nothing selected: start fresh, quietly
+    assert vars(loader.import_hyper_parameters()) == {"lr": 0.5, "loaded_date": ""}
