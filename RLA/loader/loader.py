@@ -145,7 +145,9 @@ class ExperimentLoader:
 
         Args:
             hp_to_overwrite: keys whose current value is kept.
-            sync_timestep: also set the time-step to the past run's last checkpoint step.
+            sync_timestep: also set the time-step to the step a resume restores (the newest
+                complete numbered checkpoint, as ``fork_log_files()`` uses; the run's last
+                time-step when it has none).
         """
         current = copy.deepcopy(dict(getattr(self.manager, "hyper_param", {}) or {}))
         if not self._selected():
@@ -160,8 +162,9 @@ class ExperimentLoader:
                 raise RLAError(f"hp_to_overwrite names {key!r}, which is not a current hyper-parameter",
                                expected=f"one of {sorted(current)}", found=repr(key),
                                fix="set it with exp_manager.set_hyper_param(...) first or drop it")
-        if sync_timestep:
-            time_step_holder.set_time(past.time_step)
+        if sync_timestep:  # the step a resume restores: the newest complete numbered checkpoint
+            step = self._checkpoint(None, "cpu").step if past.saver().steps() else past.time_step
+            time_step_holder.set_time(step)
         return argparse.Namespace(**merged)
 
     # -------------------------------------------------------------------- load

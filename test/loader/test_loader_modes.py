@@ -224,3 +224,19 @@ def test_fork_carries_named_checkpoints_saved_up_to_its_step(mgr):
     best = ExperimentLoader(mgr).config("toy", b.record_date, mgr.data_root)
     step, models, _ = best.load_from_record_date(ckp_index="best", verbose=False)
     assert step == 4 and float(models["w"][0]) == 4.0
+
+
+@pytest.mark.timeout(60)
+def test_sync_timestep_is_the_step_a_resume_restores_not_a_later_named_save(mgr):
+    """Numbered checkpoints at 3 and 6, 'best' saved at 8: the resume restores step 6, and
+    sync_timestep says 6 too (it said 8, the run's last saved time-step)."""
+    a = start_child(mgr)
+    for step in (3, 6, 8):
+        time_step_holder.set_time(step)
+        mgr.save_checkpoint({"w": torch.ones(1)}, name="best" if step == 8 else None)
+    mgr.finish()
+    loader = ExperimentLoader(mgr).config("toy", a.record_date, mgr.data_root)
+    time_step_holder.set_time(0)
+    loader.import_hyper_parameters(sync_timestep=True)
+    assert time_step_holder.get_time() == 6
+    assert loader.load_from_record_date(verbose=False)[0] == 6
