@@ -47,6 +47,10 @@ def main() -> None:
     exp_manager.set_hyper_param(**vars(args))
     exp_manager.add_record_param(["env_id", "seed"])
     exp_manager.configure("sb3_ppo", rla_config=os.path.join(HERE, "rla_config.yaml"), data_root=args.data_root)
+    # A resume trains with the killed run's settings (and records them): list in
+    # hp_to_overwrite what this command line may change. Without --loaded_date: unchanged.
+    args = exp_loader.import_hyper_parameters(hp_to_overwrite=["data_root"])
+    exp_manager.set_hyper_param(**vars(args))
     exp_manager.log_files_gen()
     exp_manager.print_args()
     exp_manager.new_saver(max_to_keep=3)
