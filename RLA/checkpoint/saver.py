@@ -243,6 +243,11 @@ class CheckpointSaver:
         if names:
             shown += f"; named: {', '.join(names)}"
         where = self.directory if self.directory.is_dir() else f"{self.directory} (folder does not exist)"
+        if available:
+            fix = "pass ckp_index=None for the newest, or one of the listed steps"
+        elif names:
+            fix = f"no numbered checkpoint is left: pass ckp_index={names[0]!r} (a named one)"
+        else:
+            fix = "this run saved no checkpoint (or its folder was removed): resume another run"
         return CheckpointError(f"No such checkpoint in {where}",
-                               expected=f"one of the saved steps ({shown})", found=found,
-                               fix="pass ckp_index=None for the newest, or one of the listed steps")
+                               expected=f"one of the saved steps ({shown})", found=found, fix=fix)

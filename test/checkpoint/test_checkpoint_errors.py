@@ -162,3 +162,16 @@ def test_unknown_backend_suggests_the_close_name(tmp_path):
 
     with pytest.raises(RLAError, match="did you mean 'torch'"):
         CheckpointSaver(tmp_path, backend="troch")
+
+
+@pytest.mark.timeout(30)
+def test_the_fix_fits_what_is_left_in_the_folder(tmp_path):
+    """Only 'best' left: the fix names it; nothing left: the fix says so (not 'pass None')."""
+    saver = CheckpointSaver(tmp_path / "c", backend="numpy")
+    saver.save(5, {"w": np.ones(1)}, name="best")
+    with pytest.raises(CheckpointError) as info:
+        saver.load_checkpoint()
+    assert "ckp_index='best'" in info.value.fix
+    with pytest.raises(CheckpointError) as info:
+        CheckpointSaver(tmp_path / "empty", backend="numpy").load_checkpoint()
+    assert "saved no checkpoint" in info.value.fix and "ckp_index=None" not in info.value.fix
