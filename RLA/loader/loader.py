@@ -324,7 +324,7 @@ class ExperimentLoader:
         """Link the past run's named checkpoints (``best``...) saved at or before ``step``.
 
         A named checkpoint's step is in its header, which costs a load of the file (the one
-        being resumed is already loaded); an unreadable one stays behind with a warning.
+        being resumed is already loaded); an unreadable one stays behind, with a line in the log.
         """
         saver = past.saver(backend)
         for name in saver.names():

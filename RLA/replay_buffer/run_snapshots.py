@@ -71,7 +71,7 @@ def fork_run_snapshots(parent: Any, child: Any, step: Optional[int],
     The resumed run can then be resumed again before it saves a buffer of its own. Returns
     the snapshot ids carried over.
     """
-    from RLA.replay_buffer.snapshot.retention import intact
+    from RLA.replay_buffer.snapshot.retention import listed_files
     parent, child = Path(parent), Path(child)
     carried: List[str] = []
     for _, _, snap_id, snap in fmt.list_snapshots(parent):
@@ -80,15 +80,13 @@ def fork_run_snapshots(parent: Any, child: Any, step: Optional[int],
             continue
         if (child / snap_id).exists():
             continue
-        if not intact(parent, snap):  # a damaged snapshot stays behind; the others still come
+        listed = listed_files(parent, snap)
+        if listed is None:  # a damaged snapshot stays behind; the others still come
             warnings.warn(f"replay snapshot {snap} is damaged (a file is missing or has the "
                           f"wrong size): not carried over to {child}", stacklevel=2)
             continue
-        files = [f for f in snap.rglob("*") if f.is_file()]
-        for shard in snap.glob("rank-*.json"):
-            data = fio.read_json_verified(shard)
-            files += [parent / seg["file"] for seg in data.get("segments", [])]
-            files += [parent / t["segment"]["file"] for t in data.get("trajectories", [])]
+        files = [f for f in listed if snap not in f.parents]  # the segments, then
+        files += [f for f in snap.rglob("*") if f.is_file()]  # the snapshot's own files
         staging = child / f"{fmt.STAGING_PREFIX}fork-{snap_id}"
         try:
             for f in files:  # segments first; the snapshot appears whole, by one rename

@@ -15,10 +15,9 @@ CRC-32; no file is ever unpickled. Inside a segment file, see segment_layout.py.
 """
 from __future__ import annotations
 
-import json
 import warnings
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from RLA.errors import CorruptSnapshotError, ReplayBufferError
 from RLA.replay_buffer.snapshot.file_io import read_json_verified
@@ -50,7 +49,10 @@ def segment_dir(rank: int) -> str:
 
 def read_manifest(snap_dir: Path) -> Dict[str, Any]:
     """Read and version-check ``<snap_dir>/MANIFEST.json``."""
-    manifest = read_json_verified(snap_dir / MANIFEST)
+    return _checked(snap_dir, read_json_verified(snap_dir / MANIFEST))
+
+
+def _checked(snap_dir: Path, manifest: Any) -> Dict[str, Any]:
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise CorruptSnapshotError(f"{snap_dir / MANIFEST} is not an RLA replay snapshot manifest",
                                    expected=f"format {FORMAT!r}",
@@ -66,47 +68,67 @@ def read_manifest(snap_dir: Path) -> Dict[str, Any]:
     return manifest
 
 
+def is_newer(manifest: Any) -> bool:
+    """True for a manifest written by a newer RLA (a format this version cannot read)."""
+    version = manifest.get("format_version") if isinstance(manifest, dict) else None
+    return isinstance(version, int) and version > FORMAT_VERSION
+
+
+def snapshot_dirs(store: Path) -> List[Path]:
+    """Every directory of ``store`` that holds a ``MANIFEST.json`` (readable or not)."""
+    if not store.is_dir():
+        return []
+    return [entry for entry in store.iterdir()
+            if not entry.name.startswith(".") and entry.name != SEGMENTS and
+            (entry / MANIFEST).is_file()]
+
+
+def scan(store: Path) -> Tuple[List[Tuple[int, float, str, Path]], List[Tuple[int, str]],
+                                Dict[str, Dict[str, Any]]]:
+    """Read every manifest of ``store`` once: the readable snapshots oldest first (see
+    :func:`list_snapshots`), a newer RLA's ones as ``(seq, id)`` oldest first, and the
+    readable manifests by id."""
+    found, newer, manifests = [], [], {}
+    for entry in snapshot_dirs(store):
+        try:
+            manifest = read_json_verified(entry / MANIFEST)
+            if is_newer(manifest):
+                newer.append((int(manifest.get("seq", 0)), entry.name))
+                continue
+            manifest = _checked(entry, manifest)
+            found.append((int(manifest.get("seq", 0)), float(manifest.get("created", 0.0)),
+                          entry.name, entry))
+        except (CorruptSnapshotError, TypeError, ValueError):
+            continue
+        manifests[entry.name] = manifest
+    found.sort(key=lambda t: (t[0], t[1], t[2]))
+    return found, sorted(newer), manifests
+
+
 def list_snapshots(store: Path) -> List[Tuple[int, float, str, Path]]:
     """Published snapshots of ``store`` whose manifest parses, oldest first.
 
     Returns ``(seq, created, id, path)`` tuples; unreadable ones are skipped here (loading
-    one explicitly reports why).
+    one explicitly reports why; :func:`scan` also lists a newer RLA's ones).
     """
-    found = []
-    if not store.is_dir():
-        return found
-    for entry in store.iterdir():
-        if entry.name.startswith(".") or entry.name == SEGMENTS or not entry.is_dir():
-            continue
-        if not (entry / MANIFEST).is_file():
-            continue
-        try:
-            manifest = read_manifest(entry)
-        except CorruptSnapshotError:
-            continue
-        found.append((int(manifest.get("seq", 0)), float(manifest.get("created", 0.0)),
-                      entry.name, entry))
-    found.sort(key=lambda t: (t[0], t[1], t[2]))
-    return found
+    return scan(store)[0]
 
 
-def newer_snapshots(store: Path) -> List[Tuple[int, str, int]]:
-    """Snapshots of ``store`` written by a newer RLA (a format this version cannot read), as
-    ``(seq, id, format_version)``, oldest first: :func:`list_snapshots` skips them."""
-    found = []
-    if not store.is_dir():
-        return found
-    for entry in store.iterdir():
-        if entry.name.startswith(".") or not (entry / MANIFEST).is_file():
-            continue
-        try:
-            manifest = json.loads((entry / MANIFEST).read_text())
-            version, seq = manifest.get("format_version"), int(manifest.get("seq", 0))
-        except (OSError, ValueError, AttributeError, TypeError):
-            continue
-        if isinstance(version, int) and version > FORMAT_VERSION:
-            found.append((seq, entry.name, version))
-    return sorted(found)
+def segment_records(shard: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """The segment files a shard manifest lists (``file``, ``bytes``, ``crc32``...): a
+    ReplayBuffer's ``segments`` and a TrajectoryReplayBuffer's trajectory segments."""
+    return list(shard.get("segments", [])) + [t["segment"] for t in shard.get("trajectories", [])]
+
+
+def total_episode_report(shards: Iterable[Dict[str, Any]]) -> Dict[str, Dict[str, int]]:
+    """The shards' episode counts summed per class (what MANIFEST.json records)."""
+    from RLA.replay_buffer.episodes import CLASSES
+    total = {c: {"episodes": 0, "steps": 0} for c in CLASSES}
+    for shard in shards:
+        for cls, counts in (shard.get("episode_report") or {}).items():
+            for key in ("episodes", "steps"):
+                total.setdefault(cls, {"episodes": 0, "steps": 0})[key] += counts[key]
+    return total
 
 
 def resolve(path: Any, snapshot: Optional[str] = None) -> Tuple[Path, Path, Dict[str, Any]]:
@@ -126,9 +148,8 @@ def resolve(path: Any, snapshot: Optional[str] = None) -> Tuple[Path, Path, Dict
                                     found="no such published snapshot",
                                     fix="pick an existing snapshot id")
         return path, snap, read_manifest(snap)
-    snaps = list_snapshots(path)
-    unreadable = sorted(p for p in path.iterdir() if not p.name.startswith(".") and
-                        (p / MANIFEST).is_file())
+    snaps, newer, manifests = scan(path)
+    unreadable = sorted(snapshot_dirs(path))
     if not snaps and unreadable:
         read_manifest(unreadable[-1])  # raises why the newest one cannot be read
     if not snaps:
@@ -136,13 +157,13 @@ def resolve(path: Any, snapshot: Optional[str] = None) -> Tuple[Path, Path, Dict
                                 expected="a published snapshot (a directory with MANIFEST.json)",
                                 found=f"{sorted(p.name for p in path.iterdir())[:8]}",
                                 fix="save one with dumps() first")
-    snap = snaps[-1][3]
-    skipped = [name for seq, name, _ in newer_snapshots(path) if seq > snaps[-1][0]]
+    seq, _, snap_id, snap = snaps[-1]
+    skipped = [name for newer_seq, name in newer if newer_seq > seq]
     if skipped:
         warnings.warn(f"replay store {path}: newer snapshot(s) {skipped} were written by a "
                       f"newer RLA (format > {FORMAT_VERSION}) and are skipped; loading "
-                      f"{snaps[-1][2]} (upgrade RLA to load them)", stacklevel=3)
-    return path, snap, read_manifest(snap)
+                      f"{snap_id} (upgrade RLA to load them)", stacklevel=3)
+    return path, snap, manifests[snap_id]
 
 
 def read_shards(snap_dir: Path, manifest: Dict[str, Any],
@@ -169,12 +190,7 @@ def read_shards(snap_dir: Path, manifest: Dict[str, Any],
                             f"{path.name} holds {shard.get('size')} items")
         shards[int(entry["rank"])] = shard
     if len(shards) == len(manifest.get("shards", [])) and manifest.get("episode_report"):
-        from RLA.replay_buffer.episodes import CLASSES
-        total = {c: {"episodes": 0, "steps": 0} for c in CLASSES}
-        for shard in shards.values():
-            for cls, counts in (shard.get("episode_report") or {}).items():
-                for key in ("episodes", "steps"):
-                    total.setdefault(cls, {"episodes": 0, "steps": 0})[key] += counts[key]
+        total = total_episode_report(shards.values())
         if total != manifest["episode_report"]:
             raise _disagree(snap_dir, f"episode counts {manifest['episode_report']}",
                             f"the shards sum to {total}")

@@ -1,15 +1,14 @@
 """Read-only views of a snapshot: a summary without loading payloads, and full verification."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Optional
 
 import numpy as np
 
 from RLA.replay_buffer.schema import Schema
 from RLA.replay_buffer.snapshot import file_io as fio
 from RLA.replay_buffer.snapshot import format as fmt
-from RLA.replay_buffer.snapshot.segment_layout import (check_widens, segment_spans,
-                                                        stored_dtypes)
+from RLA.replay_buffer.snapshot.segment_layout import check_widens, chunk_layout
 from RLA.replay_buffer.snapshot.shard_io import segment_fields
 
 
@@ -21,8 +20,7 @@ def describe(path: Any, snapshot: Optional[str] = None) -> Dict[str, Any]:
     total = 0
     for rank in sorted(shards):
         shard = shards[rank]
-        files = [s["bytes"] for s in shard.get("segments", [])]
-        files += [t["segment"]["bytes"] for t in shard.get("trajectories", [])]
+        files = [s["bytes"] for s in fmt.segment_records(shard)]
         files += [a["bytes"] for a in shard.get("arrays", {}).values()]
         total += sum(files)
         rows.append({"rank": rank, "size": shard.get("size", len(shard.get("trajectories", []))),
@@ -31,14 +29,14 @@ def describe(path: Any, snapshot: Optional[str] = None) -> Dict[str, Any]:
                      "num_envs": (shard.get("episodes") or {}).get("num_envs"), "bytes": sum(files),
                      "files": len(files)})
     first = shards[min(shards)] if shards else {}
+    snapshots, newer, _ = fmt.scan(store)
     return {"store": str(store), "snapshot": snap_dir.name, "kind": manifest.get("kind"),
             "format_version": manifest.get("format_version"),
             "library_version": manifest.get("library_version"),
             "world_size": manifest.get("world_size"), "created": manifest.get("created"),
             "schema": first.get("schema"), "episode_report": manifest.get("episode_report"),
             "provenance": manifest.get("provenance"), "shards": rows, "payload_bytes": total,
-            "snapshots": [s[2] for s in fmt.list_snapshots(store)],
-            "newer_snapshots": [name for _, name, _ in fmt.newer_snapshots(store)]}
+            "snapshots": [s[2] for s in snapshots], "newer_snapshots": [name for _, name in newer]}
 
 
 def verify(path: Any, snapshot: Optional[str] = None) -> Dict[str, int]:
@@ -50,18 +48,15 @@ def verify(path: Any, snapshot: Optional[str] = None) -> Dict[str, int]:
     files = nbytes = 0
     for rank in sorted(shards):
         shard = shards[rank]
-        entries: List[Dict[str, Any]] = list(shard.get("segments", []))
         fields = segment_fields(Schema.from_json(shard["schema"]), shard.get("segment_fields")) \
-            if entries and shard.get("schema") else []
-        entries += [t["segment"] for t in shard.get("trajectories", [])]
-        for seg in entries:
+            if shard.get("segments") and shard.get("schema") else []
+        for seg in fmt.segment_records(shard):
             path = store / seg["file"]
-            stored = stored_dtypes(seg, fields, path) if fields and "start" in seg else []
-            offsets = segment_spans(seg, fields, path, stored) if stored else []
+            layout = chunk_layout(seg, fields, path) if fields and "start" in seg else []
             buf = np.empty(seg["bytes"], dtype=np.uint8)
             fio.read_verified(path, [fio.as_bytes_view(buf)], seg["bytes"], seg["crc32"])
             n = seg.get("end", 0) - seg.get("start", 0)
-            for f, off, (dtype, base) in zip(fields, offsets, stored):
+            for f, (off, dtype, base) in zip(fields, layout):
                 if base is not None:  # a narrowed chunk widens back within its field's type
                     count = n * int(np.prod(f.shape, dtype=np.int64))
                     check_widens(buf[off:off + count * dtype.itemsize].view(dtype), base,

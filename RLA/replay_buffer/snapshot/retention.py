@@ -52,20 +52,25 @@ def intact(store: Path, snap: Path) -> bool:
     """True when ``snap``'s manifests parse and verify and every file they list exists with
     its listed size (cheap: no payload is read, so a flipped bit is only found by a load or
     ``rla buffer verify``)."""
+    return listed_files(store, snap) is not None
+
+
+def listed_files(store: Path, snap: Path) -> Optional[List[Path]]:
+    """The files ``snap``'s verified shard manifests list (segments, shard arrays), or None
+    unless the snapshot is intact (see :func:`intact`)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # extra files: reported when the snapshot is loaded
             shards = fmt.read_shards(snap, fmt.read_manifest(snap))
+        files = []
         for shard in shards.values():
-            files = [(store / seg["file"], seg["bytes"]) for seg in shard.get("segments", [])]
-            files += [(store / t["segment"]["file"], t["segment"]["bytes"])
-                      for t in shard.get("trajectories", [])]
+            files += [(store / seg["file"], seg["bytes"]) for seg in fmt.segment_records(shard)]
             files += [(snap / a["file"], a["bytes"]) for a in shard.get("arrays", {}).values()]
-            if any(os.stat(path).st_size != size for path, size in files):
-                return False
+        if any(os.stat(path).st_size != size for path, size in files):
+            return None
     except (CorruptSnapshotError, ReplayBufferError, OSError, KeyError, TypeError):
-        return False
-    return True
+        return None
+    return [path for path, _ in files]
 
 
 def referenced_segments(store: Path) -> Optional[Set[str]]:
@@ -73,33 +78,28 @@ def referenced_segments(store: Path) -> Optional[Set[str]]:
     be known.
 
     Every directory with a ``MANIFEST.json`` counts, whatever its format version and even if
-    its manifest is damaged (its shards may still be repaired or read). Both kinds of shard
-    manifest are read: a ReplayBuffer's ``segments`` and a TrajectoryReplayBuffer's
-    ``trajectories``. None when a snapshot of a newer format has a shard manifest this version
-    cannot read: its references are unknown, so nothing may be deleted.
+    its manifest is damaged (its shards may still be repaired or read); both kinds of shard
+    manifest are read (:func:`fmt.segment_records`). None when a snapshot of a newer format
+    has a shard manifest this version cannot read: its references are unknown, so nothing may
+    be deleted.
     """
     refs: Set[str] = set()
-    for entry in store.iterdir() if store.is_dir() else []:
-        if entry.name.startswith(".") or entry.name == fmt.SEGMENTS or \
-                not (entry / fmt.MANIFEST).is_file():
-            continue
+    for entry in fmt.snapshot_dirs(store):
         for shard in entry.glob("rank-*.json"):
             try:
                 data = json.loads(shard.read_text())
-                refs.update(seg["file"] for seg in data.get("segments", []))
-                refs.update(t["segment"]["file"] for t in data.get("trajectories", []))
+                refs.update(seg["file"] for seg in fmt.segment_records(data))
             except (OSError, ValueError, TypeError, KeyError, AttributeError):
-                if _newer_format(entry):
+                if _written_by_newer_rla(entry):
                     return None
     return refs
 
 
-def _newer_format(snap: Path) -> bool:
+def _written_by_newer_rla(snap: Path) -> bool:
     try:
-        version = json.loads((snap / fmt.MANIFEST).read_text()).get("format_version")
-    except (OSError, ValueError, AttributeError):
+        return fmt.is_newer(json.loads((snap / fmt.MANIFEST).read_text()))
+    except (OSError, ValueError):
         return False
-    return isinstance(version, int) and version > fmt.FORMAT_VERSION
 
 
 def collect_garbage(store: Path, rank: int, keep: Set[str]) -> int:

@@ -35,19 +35,16 @@ def publish(store: Path, staging: Path, snap_id: str, seq: int, world_size: int,
             kind: str = "ReplayBuffer", provenance: Optional[Dict[str, Any]] = None,
             overwrite: bool = False, durable: bool = True) -> Path:
     """Write MANIFEST.json (listing every shard with size and CRC) and rename into place."""
-    shards = []
-    report = {c: {"episodes": 0, "steps": 0} for c in ep_mod.CLASSES}
+    import json
+    import zlib
+    shards, contents = [], []
     for rank in range(world_size):
         path = staging / fmt.shard_file(rank)
         data = path.read_bytes()
-        import json
-        import zlib
-        shard = json.loads(data)
-        for cls, counts in (shard.get("episode_report") or {}).items():
-            for key in ("episodes", "steps"):
-                report.setdefault(cls, {"episodes": 0, "steps": 0})[key] += counts[key]
+        contents.append(json.loads(data))
         shards.append({"rank": rank, "file": path.name, "bytes": len(data),
-                       "crc32": zlib.crc32(data), "size": shard.get("size")})
+                       "crc32": zlib.crc32(data), "size": contents[-1].get("size")})
+    report = fmt.total_episode_report(contents)
     manifest = {"format": fmt.FORMAT, "format_version": fmt.FORMAT_VERSION,
                 "library_version": __version__, "kind": kind, "snapshot_id": snap_id,
                 "seq": seq, "created": time.time(), "world_size": world_size,

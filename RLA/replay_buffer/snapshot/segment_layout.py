@@ -153,3 +153,12 @@ def segment_spans(seg: Dict[str, Any], fields: List[FieldSpec], path: Path,
                                    found=f"{seg['bytes']} bytes listed, offsets {offsets!r:.80}",
                                    fix="load an older snapshot")
     return offsets
+
+
+def chunk_layout(seg: Dict[str, Any], fields: List[FieldSpec],
+                 path: Path) -> List[Tuple[int, np.dtype, Optional[int]]]:
+    """Each field's chunk in ``seg``: ``(file offset, stored dtype, base or None)``, checked
+    against the segment's size (:func:`stored_dtypes`, :func:`segment_spans`)."""
+    stored = stored_dtypes(seg, fields, path)
+    offsets = segment_spans(seg, fields, path, stored)
+    return [(off, dtype, base) for off, (dtype, base) in zip(offsets, stored)]

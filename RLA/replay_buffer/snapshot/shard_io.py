@@ -21,8 +21,8 @@ from RLA.replay_buffer import ted
 from RLA.replay_buffer.schema import FieldSpec, Schema
 from RLA.replay_buffer.snapshot import file_io as fio
 from RLA.replay_buffer.snapshot import format as fmt
-from RLA.replay_buffer.snapshot.segment_layout import (field_offsets, narrowed, padded,
-                                                        segment_spans, stored_dtypes, widen)
+from RLA.replay_buffer.snapshot.segment_layout import (chunk_layout, field_offsets, narrowed,
+                                                        padded, widen)
 from RLA.version import __version__
 
 if TYPE_CHECKING:
@@ -235,11 +235,9 @@ def read_segment_into(store: Path, seg: Dict[str, Any], schema: Schema,
     n = seg["end"] - seg["start"]
     fields = segment_fields(schema, names)
     path = store / seg["file"]
-    stored = stored_dtypes(seg, fields, path)
-    offsets = segment_spans(seg, fields, path, stored)
     pieces, pos = [], 0  # the whole file in order: padding (checked by the CRC) and chunks
     narrow = []  # (stored chunk, base, destination): widened once the file is verified
-    for f, off, (dtype, base) in zip(fields, offsets, stored):
+    for f, (off, dtype, base) in zip(fields, chunk_layout(seg, fields, path)):
         if off > pos:
             pieces.append(memoryview(bytearray(off - pos)))
         dest = arrays[f.name][offset:offset + n]
@@ -272,14 +270,13 @@ def read_meta(store: Path, shard: Dict[str, Any], schema: Schema) -> Dict[str, n
     out = {f.name: np.empty(size, dtype=f.dtype) for f in meta_names}
     for seg in shard["segments"]:
         path = store / seg["file"]
-        stored = stored_dtypes(seg, fields, path)
-        offsets = segment_spans(seg, fields, path, stored)
+        layout = chunk_layout(seg, fields, path)
         if not _exists_with_size(path, seg["bytes"]):
             raise CorruptSnapshotError(f"Segment {path} is missing or has the wrong size",
                                        expected=f"{seg['bytes']} bytes",
                                        found="a different file", fix="load an older snapshot")
         with open(path, "rb") as handle:
-            for f, off, (dtype, base) in zip(fields, offsets, stored):
+            for f, (off, dtype, base) in zip(fields, layout):
                 if f.name.startswith("_"):
                     dest = out[f.name][seg["start"]:seg["end"]]
                     chunk = dest if base is None else np.empty(dest.shape, dtype=dtype)
