@@ -248,3 +248,16 @@ def test_manifest_numbers_that_disagree_with_the_shards_are_caught(saved, edit):
         with pytest.raises(CorruptSnapshotError, match="disagrees with its shard manifests"):
             action(store)
     check_untouched(live, ref)
+
+
+@pytest.mark.timeout(30)
+def test_capacity_mismatch_fix_is_a_way_that_works(saved):
+    """The error's fix (episode_policy={}) loads the snapshot into the smaller buffer, the
+    oldest episodes dropped and counted."""
+    store, _, _, _ = saved
+    other = make(capacity=32, sampler="prioritized")
+    with pytest.raises(ReplayBufferError) as info:
+        other.loads(store)
+    assert "episode_policy={}" in info.value.fix
+    report = other.loads(store, episode_policy={})
+    assert 0 < len(other) <= 32 and report["report"]["overflow"]["episodes"] > 0
