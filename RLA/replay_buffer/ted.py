@@ -8,11 +8,13 @@ the round trip is exact whatever the data.
 """
 from __future__ import annotations
 
-from typing import Dict, Mapping, Optional, Tuple
+import ctypes
+from typing import Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
 from RLA.errors import ReplayBufferError
+from RLA.replay_buffer.libc import libc_function
 from RLA.replay_buffer.schema import Schema
 
 BLOCK = 4096
@@ -44,16 +46,69 @@ def successors(ep: np.ndarray, step: np.ndarray) -> np.ndarray:
     return succ
 
 
+#: Rows per run compared or copied at once (a run is a stretch of slots whose successors
+#: sit a constant distance ahead, as an env's steps do); bounds the extra memory.
+BLOCK_BYTES = 8 << 20
+#: Shorter runs are gathered together instead of sliced one by one.
+MIN_RUN = 16
+
+
+def runs(succ: np.ndarray, size: int) -> Tuple[List[Tuple[int, int, int]], np.ndarray]:
+    """Split the slots with a successor into long runs ``(start, end, distance)`` with
+    ``succ[s] == s + distance`` throughout, plus the remaining slots (short runs)."""
+    succ = succ[:size]
+    if size == 0:
+        return [], np.zeros(0, dtype=np.int64)
+    delta = np.where(succ >= 0, succ - np.arange(size), 0)  # 0: no successor
+    bounds = np.flatnonzero(np.diff(delta)) + 1
+    starts = np.concatenate([[0], bounds])
+    ends = np.concatenate([bounds, [size]])
+    d = delta[starts]
+    long_ = (d != 0) & (ends - starts >= MIN_RUN)
+    out = [(int(s), int(e), int(k)) for s, e, k in zip(starts[long_], ends[long_], d[long_])]
+    short = (d != 0) & ~long_
+    rest = [np.arange(s, e) for s, e in zip(starts[short], ends[short])]
+    return out, (np.concatenate(rest).astype(np.int64) if rest else np.zeros(0, dtype=np.int64))
+
+
+def _rows_per_block(arr: np.ndarray) -> int:
+    row = max(1, arr[:1].nbytes)
+    return max(1, BLOCK_BYTES // row)
+
+
+def _same(x: np.ndarray, y: np.ndarray) -> bool:
+    """Byte equality of two equally shaped blocks (one memcmp when both are contiguous)."""
+    memcmp = libc_function("memcmp", (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t))
+    if memcmp is not None and x.flags.c_contiguous and y.flags.c_contiguous:
+        return memcmp(x.ctypes.data, y.ctypes.data, x.nbytes) == 0
+    return bool(np.array_equal(x.view(np.uint8) if x.flags.c_contiguous else x,
+                               y.view(np.uint8) if y.flags.c_contiguous else y))
+
+
+def _differing_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Row numbers where two blocks differ, bit for bit."""
+    m = len(x)
+    x8 = np.ascontiguousarray(x).reshape(m, -1).view(np.uint8)
+    y8 = np.ascontiguousarray(y).reshape(m, -1).view(np.uint8)
+    return np.flatnonzero(~(x8 == y8).all(axis=1))
+
+
 def exceptions(arrays: Mapping[str, np.ndarray], dedup: Mapping[str, str], size: int,
                succ: np.ndarray) -> Dict[str, Tuple[np.ndarray, np.ndarray]]:
     """Rows that cannot be rebuilt from the successor: ``{field: (slots, values)}``."""
     out = {}
+    long_runs, rest = runs(succ, size)
     for nxt, cur in dedup.items():
         a, b = arrays[nxt], arrays[cur]
         bad = [np.flatnonzero(succ[:size] < 0)]
-        has = np.flatnonzero(succ[:size] >= 0)
-        for lo in range(0, has.size, BLOCK):  # blocks bound the extra memory
-            rows = has[lo:lo + BLOCK]
+        step = _rows_per_block(a)
+        for s, e, k in long_runs:  # successors a constant distance ahead: compare in place
+            for lo in range(s, e, step):
+                hi = min(lo + step, e)
+                if not _same(a[lo:hi], b[lo + k:hi + k]):
+                    bad.append(lo + _differing_rows(a[lo:hi], b[lo + k:hi + k]))
+        for lo in range(0, rest.size, BLOCK):  # blocks bound the extra memory
+            rows = rest[lo:lo + BLOCK]
             x = a[rows].reshape(rows.size, -1).view(np.uint8)
             y = b[succ[rows]].reshape(rows.size, -1).view(np.uint8)
             bad.append(rows[~(x == y).all(axis=1)])
@@ -65,11 +120,13 @@ def exceptions(arrays: Mapping[str, np.ndarray], dedup: Mapping[str, str], size:
 def restore(arrays: Mapping[str, np.ndarray], dedup: Mapping[str, str], size: int,
             succ: np.ndarray, exc: Mapping[str, Tuple[np.ndarray, np.ndarray]]) -> None:
     """Rebuild the dropped fields in place from successors plus the exceptions."""
-    has = np.flatnonzero(succ[:size] >= 0)
+    long_runs, rest = runs(succ, size)
     for nxt, cur in dedup.items():
         a, b = arrays[nxt], arrays[cur]
-        for lo in range(0, has.size, BLOCK):
-            rows = has[lo:lo + BLOCK]
+        for s, e, k in long_runs:  # one slice copy per run
+            a[s:e] = b[s + k:e + k]
+        for lo in range(0, rest.size, BLOCK):
+            rows = rest[lo:lo + BLOCK]
             a[rows] = b[succ[rows]]
         slots, values = exc[nxt]
         a[slots] = values

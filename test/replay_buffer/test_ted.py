@@ -79,3 +79,53 @@ def test_bad_dedup_pair_is_rejected(tmp_path):
         buf.dumps(tmp_path / "x", dedup={"next.obs": "done"})
     assert not list((tmp_path / "x").glob("snap-*"))
     assert not list((tmp_path / "x").glob(".staging-*"))
+
+
+def reference_exceptions(arrays, size, succ):
+    """Brute force: a row is an exception unless its successor's obs equals it bit for bit."""
+    a, b = arrays["next.obs"], arrays["obs"]
+    return np.array([s for s in range(size)
+                     if succ[s] < 0 or a[s].tobytes() != b[succ[s]].tobytes()], dtype=np.int64)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("memcmp", [True, False])
+@pytest.mark.parametrize("seed", range(4))
+def test_fast_check_and_rebuild_match_brute_force(monkeypatch, memcmp, seed):
+    """Runs of successors a constant distance ahead are compared and copied as slices (blocks
+    split inside runs, runs shorter than MIN_RUN gathered); the result must equal a row-by-row
+    check whatever the interleaving, episode ends, wrap and contract violations."""
+    from RLA.replay_buffer import ted
+    monkeypatch.setattr(ted, "BLOCK_BYTES", 7 * 32)  # 7 rows per block: splits every run
+    if not memcmp:
+        monkeypatch.setattr(ted, "libc_function", lambda *a, **k: None)
+    rng = np.random.default_rng(seed)
+    num_envs = [1, 2, 3, 5][seed]
+    buf = ted_buffer(capacity=257, steps=int(rng.integers(40, 140)), num_envs=num_envs)
+    size = len(buf)
+    arrays = buf.storage.arrays
+    for s in rng.choice(size, 6, replace=False):  # scattered violations, some inside runs
+        arrays["next.obs"][s, 1, 2] ^= 0x40
+    succ = ted.successors(arrays["_episode_id"][:size], arrays["_step"][:size])
+    exc = ted.exceptions(arrays, {"next.obs": "obs"}, size, succ)
+    slots, values = exc["next.obs"]
+    np.testing.assert_array_equal(slots, reference_exceptions(arrays, size, succ))
+    np.testing.assert_array_equal(values, arrays["next.obs"][slots])
+    rebuilt = {"obs": arrays["obs"], "next.obs": np.zeros_like(arrays["next.obs"])}
+    ted.restore(rebuilt, {"next.obs": "obs"}, size, succ, exc)
+    np.testing.assert_array_equal(rebuilt["next.obs"][:size], arrays["next.obs"][:size])
+
+
+@pytest.mark.timeout(30)
+def test_runs_split_long_and_short_stretches():
+    from RLA.replay_buffer import ted
+    succ = np.full(60, -1, dtype=np.int64)
+    succ[0:30] = np.arange(1, 31)       # one env: distance 1 for 30 slots
+    succ[31:36] = np.arange(34, 39)     # a short stretch at distance 3: gathered
+    succ[36:58] = np.arange(38, 60)     # distance 2, long
+    long_runs, rest = ted.runs(succ, 60)
+    assert long_runs == [(0, 30, 1), (36, 58, 2)]
+    assert rest.tolist() == list(range(31, 36))
+    covered = set(rest.tolist()) | {s for a, b, _ in long_runs for s in range(a, b)}
+    assert covered == set(np.flatnonzero(succ >= 0).tolist())
+    assert all((succ[a:b] == np.arange(a, b) + k).all() for a, b, k in long_runs)

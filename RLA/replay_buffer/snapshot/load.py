@@ -47,6 +47,8 @@ def read_segments(store: Path, segments: List[Dict[str, Any]], schema: Schema,
     the kernel to fetch the next ``PREFETCH_AHEAD`` segments.
     """
     fields = [f.name for f in segment_fields(schema, names)]
+    # TED-deduplicated fields are rebuilt after the reads: fault them in alongside too
+    touched = fields + [f.name for f in schema.all_fields() if f.name not in fields]
     stop = threading.Event()
     direct = fio.DIRECT_READS
     readers = DIRECT_READERS if direct else READERS
@@ -54,7 +56,7 @@ def read_segments(store: Path, segments: List[Dict[str, Any]], schema: Schema,
 
     def populate() -> None:
         for seg in segments:
-            for name in fields:
+            for name in touched:
                 if stop.is_set():
                     return
                 storage.populate(name, seg["start"], seg["end"])
