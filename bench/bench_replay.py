@@ -7,6 +7,9 @@ next to the disk's own limits (dd, numpy tofile/fromfile), measured in the same 
 Workloads (research/replay.md §5.1 scaled to CI): B2 pixel TED (uint8[3,84,84] obs + next
 obs), B1 state (17 floats, prioritized for RLA; TorchRL uniform because its C++ extension
 does not load with torch 2.13), B3 a 1%-full buffer, B4 a 1% append after a full snapshot.
+B2 is also saved with each system's own TED dedup (RLA ``dedup={"next.obs": "obs"}``, checked
+on the data; TorchRL ``FlatStorageCheckpointer``, assumed): the frames respect the TED
+contract, next.obs[t] == obs[t+1].
 Save = durable (fsync; TorchRL/pickle get os.sync()); load = cold (fsync + posix_fadvise
 DONTNEED on the snapshot's files, checked with cachestat) into a fresh buffer. Median of the
 repetitions after one untimed warm-up repetition per system, then the median over several
@@ -57,12 +60,18 @@ def add_ratios(rows: List[Dict[str, Any]]) -> Dict[Any, Dict[str, Any]]:
                 r["fresh_load/dd_read"] = round(r["fresh_load_MB/s"] / dd_r, 2)
                 r["fresh_load/np_fromfile"] = round(r["fresh_load_MB/s"] / np_r, 2)
                 r["fresh_load/best_read"] = round(r["fresh_load_MB/s"] / best_r, 2)
-            peer = by.get((r["workload"], "TorchRL (uniform)"))
-            if peer and r["system"].startswith("RLA"):
-                r["save_vs_torchrl"] = round(peer["save_s"] / r["save_s"], 2)
-                r["load_vs_torchrl"] = round(peer["load_s"] / r["load_s"], 2)
+            peers = [("", "TorchRL (uniform)")]
+            if "dedup" in r["system"]:  # like for like: TorchRL's own dedup checkpointer
+                peers.append(("_flat", "TorchRL (uniform, FlatStorageCheckpointer)"))
+            for suffix, name in peers:
+                peer = by.get((r["workload"], name))
+                if not (peer and r["system"].startswith("RLA")):
+                    continue
+                r[f"save_vs_torchrl{suffix}"] = round(peer["save_s"] / r["save_s"], 2)
+                r[f"load_vs_torchrl{suffix}"] = round(peer["load_s"] / r["load_s"], 2)
                 if "fresh_load_s" in r and "fresh_load_s" in peer:
-                    r["fresh_load_vs_torchrl"] = round(peer["fresh_load_s"] / r["fresh_load_s"], 2)
+                    r[f"fresh_load_vs_torchrl{suffix}"] = round(
+                        peer["fresh_load_s"] / r["fresh_load_s"], 2)
     return by
 
 
@@ -84,6 +93,13 @@ def goals(by: Dict[Any, Dict[str, Any]]) -> Dict[str, bool]:
             r.get("load_vs_torchrl", 0) >= 1.5
         out[f"{name} load >= 1.5x TorchRL, in a fresh process"] = \
             r.get("fresh_load_vs_torchrl", 0) >= 1.5
+    ded = by.get(("B2 pixel TED", "RLA (uniform, TED dedup)"), {})
+    for suffix, peer in (("_flat", "TorchRL's FlatStorageCheckpointer"),
+                         ("", "TorchRL's default checkpointer")):
+        for what, key in (("save", "save"), ("load, in the saving process", "load"),
+                          ("load, in a fresh process", "fresh_load")):
+            out[f"B2 with TED dedup: {what} >= 1.5x {peer}"] = \
+                ded.get(f"{key}_vs_torchrl{suffix}", 0) >= 1.5
     inc = by.get(("B4 1% append", "RLA incremental"))
     out["B4 1% append writes <= 3% of a full snapshot"] = bool(inc and inc["written/full"] <= 0.03)
     return out
@@ -104,6 +120,12 @@ def measure_all(quick: bool, reps: int) -> List[Dict[str, Any]]:
         if peer:
             rows.append(peer)
         rows.append(pickle_case(tmp, pix, pixel_cap, reps, "B2 pixel TED"))
+        # each system's own TED dedup option (next.obs dropped where it equals the next obs)
+        rows += rla_case(tmp, pix, pixel_cap, "uniform", reps, "B2 pixel TED",
+                         dedup={"next.obs": "obs"})
+        peer = torchrl_case(tmp, pix, pixel_cap, reps, "B2 pixel TED", flat=True)
+        if peer:
+            rows.append(peer)
         del pix
         st = state_data(state_n)
         rows += rla_case(tmp, st, state_cap, "uniform", reps, "B1 state")
@@ -121,7 +143,8 @@ def measure_all(quick: bool, reps: int) -> List[Dict[str, Any]]:
 
 #: Ratios whose value in every run is kept next to their median (``runs``).
 RUN_RATIOS = ["save/best_write", "load/best_read", "fresh_load/best_read", "save_vs_torchrl",
-              "load_vs_torchrl", "fresh_load_vs_torchrl"]
+              "load_vs_torchrl", "fresh_load_vs_torchrl", "save_vs_torchrl_flat",
+              "load_vs_torchrl_flat", "fresh_load_vs_torchrl_flat"]
 
 
 def merge_runs(per_run: List[List[Dict[str, Any]]]) -> List[Dict[str, Any]]:
@@ -245,7 +268,8 @@ def main() -> int:
             "load_MB/s", "load_cpu_s", "peak_extra_MB_save", "peak_extra_MB_load", "save/dd",
             "save/best_write", "load/dd_read", "load/np_fromfile", "save_vs_torchrl",
             "load_vs_torchrl", "fresh_load_s", "fresh_load_MB/s", "fresh_load_cpu_s",
-            "fresh_load/dd_read", "fresh_load_vs_torchrl", "exact"]
+            "fresh_load/dd_read", "fresh_load_vs_torchrl", "save_vs_torchrl_flat",
+            "load_vs_torchrl_flat", "fresh_load_vs_torchrl_flat", "exact"]
     print("| " + " | ".join(cols) + " |")
     print("|" + "---|" * len(cols))
     for r in rows:

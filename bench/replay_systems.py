@@ -58,10 +58,12 @@ def flat(data: Dict[str, Any], prefix: str = "") -> Dict[str, np.ndarray]:
 
 # --------------------------------------------------------------------------- systems
 def rla_case(tmp: Path, data: Dict[str, Any], cap: int, sampler: str, reps: int,
-             workload: str, paged_too: bool = False) -> List[Dict[str, Any]]:
+             workload: str, paged_too: bool = False,
+             dedup: Optional[Dict[str, str]] = None) -> List[Dict[str, Any]]:
     """RLA's durable save and cold load. ``paged_too`` also loads every saved snapshot
     through the page cache (``RLA_REPLAY_DIRECT_IO=0``) next to the default O_DIRECT reads,
-    alternating which of the two goes first, so both are measured under the same conditions."""
+    alternating which of the two goes first, so both are measured under the same conditions.
+    ``dedup`` saves with TED dedup (``dumps(..., dedup=...)``), checked on the data."""
     from RLA.replay_buffer import ReplayBuffer
     from RLA.replay_buffer.snapshot import file_io as fio
     opts = {"alpha": 0.6, "beta": 0.4} if sampler == "prioritized" else None
@@ -87,7 +89,7 @@ def rla_case(tmp: Path, data: Dict[str, Any], cap: int, sampler: str, reps: int,
     for rep in range(reps + WARMUP):
         store = tmp / "rla"
         shutil.rmtree(store, ignore_errors=True)
-        saves.append(measure(lambda: buf.dumps(store, incremental=False)))
+        saves.append(measure(lambda: buf.dumps(store, incremental=False, dedup=dedup)))
         disk = du(store)
         for direct in ([rep % 2 == 1, rep % 2 == 0] if paged_too else [True]):
             drop_cache(store)
@@ -106,13 +108,14 @@ def rla_case(tmp: Path, data: Dict[str, Any], cap: int, sampler: str, reps: int,
             exact[direct] = exact[direct] and bool(same)
             fresh_buf.close()
         fresh.append(fresh_load("rla", store, cap, sampler))
-    rows = [row(workload, f"RLA ({sampler})", logical, disk, saves[WARMUP:],
+    label = f"RLA ({sampler}, TED dedup)" if dedup else f"RLA ({sampler})"
+    rows = [row(workload, label, logical, disk, saves[WARMUP:],
                 loads[True][WARMUP:], exact[True], fresh[WARMUP:])]
     if paged_too:
         rows.append(row(workload, f"RLA ({sampler}, page-cache load)", logical, disk,
                         saves[WARMUP:], loads[False][WARMUP:], exact[False]))
     # incremental: 1% append after a full snapshot (B4)
-    if workload.startswith("B2"):
+    if workload.startswith("B2") and not dedup:
         store = tmp / "rla-inc"
         shutil.rmtree(store, ignore_errors=True)
         buf.dumps(store)
@@ -131,13 +134,18 @@ def rla_case(tmp: Path, data: Dict[str, Any], cap: int, sampler: str, reps: int,
     return rows
 
 
-def torchrl_build(cap: int, seed: int) -> Any:
-    """An empty TorchRL buffer like the benchmark's (LazyTensorStorage, RandomSampler)."""
+def torchrl_build(cap: int, seed: int, flat: bool = False) -> Any:
+    """An empty TorchRL buffer like the benchmark's (LazyTensorStorage, RandomSampler);
+    ``flat``: with TorchRL's own TED dedup, ``FlatStorageCheckpointer``."""
     import torch
     from torchrl.data import LazyTensorStorage, TensorDictReplayBuffer
+    from torchrl.data.replay_buffers.checkpointers import FlatStorageCheckpointer
     from torchrl.data.replay_buffers.samplers import RandomSampler
-    return TensorDictReplayBuffer(storage=LazyTensorStorage(cap), sampler=RandomSampler(),
-                                  batch_size=256, generator=torch.Generator().manual_seed(seed))
+    rb = TensorDictReplayBuffer(storage=LazyTensorStorage(cap), sampler=RandomSampler(),
+                                batch_size=256, generator=torch.Generator().manual_seed(seed))
+    if flat:
+        rb.storage.checkpointer = FlatStorageCheckpointer()
+    return rb
 
 
 def load_worker(system: str, path: str, cap: int, sampler: str) -> None:
@@ -156,14 +164,14 @@ def load_worker(system: str, path: str, cap: int, sampler: str) -> None:
             ReplayBuffer(16, sampler=sampler, sampler_options=opts, seed=0).loads(warm / "s")
             target = ReplayBuffer(cap, sampler=sampler, sampler_options=opts, seed=9)
             load = lambda: target.loads(path)  # noqa: E731
-        elif system == "torchrl":
+        elif system in ("torchrl", "torchrl-flat"):
             import torch
             from tensordict import TensorDict
             tiny = torchrl_build(16, 0)
             tiny.extend(TensorDict({"x": torch.zeros(8, 4)}, batch_size=[8]))
             tiny.dumps(warm / "s")
             torchrl_build(16, 0).loads(warm / "s")
-            target = torchrl_build(cap, 123)
+            target = torchrl_build(cap, 123, flat=system == "torchrl-flat")
             load = lambda: target.loads(path)  # noqa: E731
         else:
             with open(warm / "s.pkl", "wb") as handle:
@@ -199,7 +207,10 @@ def fresh_load(system: str, path: Path, cap: int, sampler: str = "uniform") -> D
 
 
 def torchrl_case(tmp: Path, data: Dict[str, Any], cap: int, reps: int,
-                 workload: str) -> Optional[Dict[str, Any]]:
+                 workload: str, flat: bool = False) -> Optional[Dict[str, Any]]:
+    """TorchRL's durable save and cold load; ``flat``: its FlatStorageCheckpointer (TED dedup:
+    next.observation dropped on save, assumed equal to the next row's observation, rebuilt
+    on load), whose exactness is checked on every field here."""
     try:
         import torch
         from tensordict import TensorDict
@@ -211,7 +222,7 @@ def torchrl_case(tmp: Path, data: Dict[str, Any], cap: int, reps: int,
     n = len(data["done"])
 
     def build(seed: int):
-        return torchrl_build(cap, seed)
+        return torchrl_build(cap, seed, flat)
     rb = build(0)
     t = lambda a: torch.from_numpy(np.ascontiguousarray(a))  # noqa: E731
     td = TensorDict({"observation": t(data["obs"]), "action": t(data["action"]),
@@ -233,12 +244,14 @@ def torchrl_case(tmp: Path, data: Dict[str, Any], cap: int, reps: int,
         drop_cache(path)
         rb2 = build(123)
         loads.append(measure(lambda: rb2.loads(path)))
-        exact = exact and bool((rb2.storage._storage["observation"][:len(rb)] ==
-                                rb.storage._storage["observation"][:len(rb)]).all())
-        rb2 = None  # free before the next repetition
-        fresh.append(fresh_load("torchrl", path, cap))
+        got, want = rb2.storage._storage, rb.storage._storage
+        keys = list(want.keys(True, True)) if flat else ["observation"]
+        exact = exact and all(bool((got[k][:len(rb)] == want[k][:len(rb)]).all()) for k in keys)
+        rb2 = got = None  # free before the next repetition
+        fresh.append(fresh_load("torchrl-flat" if flat else "torchrl", path, cap))
     shutil.rmtree(tmp / "torchrl", ignore_errors=True)
-    return row(workload, "TorchRL (uniform)", logical, disk, saves[WARMUP:], loads[WARMUP:],
+    label = "TorchRL (uniform, FlatStorageCheckpointer)" if flat else "TorchRL (uniform)"
+    return row(workload, label, logical, disk, saves[WARMUP:], loads[WARMUP:],
                exact, fresh[WARMUP:])
 
 
