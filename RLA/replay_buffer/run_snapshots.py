@@ -43,6 +43,13 @@ def save_run_buffer(buffer: Any, replay_dir: Any, step: int, keep_last: Optional
     from RLA.replay_buffer.trajectory import TrajectoryReplayBuffer
     snap = step_id(step)
     if isinstance(buffer, TrajectoryReplayBuffer):
+        if asynchronous or options:
+            given = sorted(options) + (["asynchronous"] if asynchronous else [])
+            raise ReplayBufferError(
+                "A TrajectoryReplayBuffer snapshot takes no ReplayBuffer options",
+                expected="keep_last only (its background saves are auto_save)",
+                found=", ".join(given),
+                fix="drop those options, or save a ReplayBuffer")
         return buffer.save_checkpoint(replay_dir, keep_last=keep_last, snapshot_id=snap,
                                       overwrite=True)
     if asynchronous:

@@ -103,6 +103,30 @@ def test_run_snapshots_per_step_and_resume(tmp_path):
         load_run_buffer(None, tmp_path / "replay", step=150)
 
 
+@pytest.mark.timeout(30)
+def test_run_snapshot_options_reach_the_save_or_are_refused(tmp_path):
+    """``save_replay_buffer(buffer, dedup=...)`` reaches ``dumps``; a trajectory buffer, which
+    has no such options, refuses them instead of dropping them silently."""
+    import numpy as np
+
+    from RLA.replay_buffer import ReplayBuffer, TrajectoryReplayBuffer
+    from test_ted import SCHEMA, ted_buffer
+    buf = ted_buffer(steps=60)
+    snap = save_run_buffer(buf, tmp_path / "replay", step=5, dedup={"next.obs": "obs"})
+    shard = json.loads((snap / "rank-00000.json").read_text())
+    assert shard["dedup"] == {"next.obs": "obs"}
+    assert_same_state(buf, load_run_buffer(ReplayBuffer(300, SCHEMA, num_envs=2),
+                                           tmp_path / "replay"))
+    traj = TrajectoryReplayBuffer()
+    traj.add_trajectories([{"obs": np.zeros((3, 2), np.float32)}])
+    for options in ({"dedup": {"next.obs": "obs"}}, {"asynchronous": True}):
+        with pytest.raises(ReplayBufferError, match="takes no ReplayBuffer options") as err:
+            save_run_buffer(traj, tmp_path / "traj", step=5, **options)
+        assert next(iter(options)) in str(err.value)
+    assert not (tmp_path / "traj" / "step-5").exists()
+    traj.close()
+
+
 @pytest.fixture()
 def run_with_buffer(tmp_path):
     """A run made by make_run whose replay folder holds one snapshot of 50 transitions."""
