@@ -24,6 +24,34 @@ FLAG_LAST = 1        # the episode ended at this step (a done key was true)
 FLAG_TRUNCATED = 2   # marked truncated by an episode policy
 
 
+def dtype_to_json(dt: np.dtype) -> Any:
+    """A JSON value ``np.dtype()`` rebuilds ``dt`` from: the type string, or for a structured
+    dtype (whose string, ``|V20``, would lose its fields) numpy's names / formats / offsets
+    form; a sub-array format is written ``"(2,)<f8"``."""
+    if dt.fields is None and dt.subdtype is None:
+        return dt.str
+    if dt.fields is None:
+        base, shape = dt.subdtype
+        inner = dtype_to_json(base)
+        if isinstance(inner, str):
+            return f"{tuple(shape)}{inner}"
+        return {"base": inner, "shape": list(shape)}
+    names = list(dt.names)
+    return {"names": names, "formats": [dtype_to_json(dt.fields[n][0]) for n in names],
+            "offsets": [dt.fields[n][1] for n in names], "itemsize": dt.itemsize}
+
+
+def dtype_from_json(value: Any) -> np.dtype:
+    """Inverse of :func:`dtype_to_json` (also reads the plain strings of older snapshots)."""
+    if isinstance(value, Mapping) and "base" in value:
+        return np.dtype((dtype_from_json(value["base"]), tuple(value["shape"])))
+    if isinstance(value, Mapping):
+        return np.dtype({"names": value["names"],
+                         "formats": [dtype_from_json(f) for f in value["formats"]],
+                         "offsets": value["offsets"], "itemsize": value["itemsize"]})
+    return np.dtype(value)
+
+
 @dataclass(frozen=True)
 class FieldSpec:
     """One field: flat dotted ``name``, numpy ``dtype`` and per-item ``shape``."""
@@ -38,7 +66,7 @@ class FieldSpec:
         return int(self.dtype.itemsize * int(np.prod(self.shape, dtype=np.int64)))
 
     def to_json(self) -> Dict[str, Any]:
-        return {"name": self.name, "dtype": self.dtype.str, "shape": list(self.shape)}
+        return {"name": self.name, "dtype": dtype_to_json(self.dtype), "shape": list(self.shape)}
 
 
 def is_torch(x: Any) -> bool:
@@ -151,7 +179,8 @@ class Schema:
 
     @classmethod
     def from_json(cls, data: List[Mapping[str, Any]]) -> "Schema":
-        return cls(FieldSpec(d["name"], np.dtype(d["dtype"]), tuple(d["shape"])) for d in data)
+        return cls(FieldSpec(d["name"], dtype_from_json(d["dtype"]), tuple(d["shape"]))
+                   for d in data)
 
     def to_json(self) -> List[Dict[str, Any]]:
         return [f.to_json() for f in self.fields.values()]

@@ -22,7 +22,8 @@ from RLA.errors import ReplayBufferError
 from RLA.fs import atomic_write_json
 from RLA.replay_buffer import trajectory_files as tf
 from RLA.replay_buffer.episodes import episode_counter, make_episode_id
-from RLA.replay_buffer.schema import flatten, is_torch, to_numpy, to_torch, unflatten
+from RLA.replay_buffer.schema import (dtype_from_json, dtype_to_json, flatten, is_torch, to_numpy,
+                                      to_torch, unflatten)
 from RLA.replay_buffer.snapshot import file_io as fio
 from RLA.replay_buffer.snapshot import format as fmt
 from RLA.replay_buffer.snapshot.commit import Committer
@@ -251,7 +252,7 @@ class TrajectoryReplayBuffer:
                                                             for n in names])
                 written.append(store / rel)
                 rec = {"file": rel, "bytes": nbytes, "crc32": crc,
-                       "fields": [{"name": n, "dtype": data[n].dtype.str,
+                       "fields": [{"name": n, "dtype": dtype_to_json(data[n].dtype),
                                    "shape": list(data[n].shape)} for n in names]}
             records[entry["id"]] = rec
             entry["segment"] = rec
@@ -298,7 +299,7 @@ class TrajectoryReplayBuffer:
         data = {}
         for e in entries:
             seg = e["segment"]
-            arrays = {f["name"]: np.empty(tuple(f["shape"]), dtype=np.dtype(f["dtype"]))
+            arrays = {f["name"]: np.empty(tuple(f["shape"]), dtype=dtype_from_json(f["dtype"]))
                       for f in seg["fields"]}
             fio.read_verified(store / seg["file"], [fio.as_bytes_view(arrays[f["name"]])
                                                     for f in seg["fields"]],

@@ -50,6 +50,7 @@ def snapshot_path(text: str, args: argparse.Namespace) -> str:
 
 
 def _inspect(args: argparse.Namespace) -> int:
+    from RLA.replay_buffer.schema import dtype_from_json
     from RLA.replay_buffer.snapshot.inspect import describe
     info = describe(snapshot_path(args.path, args), args.snapshot)
     if args.json:
@@ -62,7 +63,8 @@ def _inspect(args: argparse.Namespace) -> int:
     if info["newer_snapshots"]:
         print("written by a newer RLA (not readable here): " + ", ".join(info["newer_snapshots"]))
     for f in info["schema"] or []:
-        print(f"  field {f['name']}: {f['dtype']} {tuple(f['shape'])}")
+        dtype = f["dtype"] if isinstance(f["dtype"], str) else dtype_from_json(f["dtype"])
+        print(f"  field {f['name']}: {dtype} {tuple(f['shape'])}")
     for row in info["shards"]:
         print(f"  rank {row['rank']}: size={row['size']} capacity={row['capacity']} "
               f"cursor={row['cursor']} sampler={row['sampler']} num_envs={row['num_envs']} "

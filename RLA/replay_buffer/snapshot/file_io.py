@@ -62,8 +62,11 @@ def crc_of(views: Iterable[memoryview], crc: int = 0) -> int:
 
 
 def as_bytes_view(arr: np.ndarray) -> memoryview:
-    """A flat byte view of a C-contiguous array (no copy)."""
-    return memoryview(np.ascontiguousarray(arr)).cast("B") if arr.size else memoryview(b"")
+    """A flat byte view of a C-contiguous array (no copy). Through a uint8 view, because the
+    buffer protocol refuses some dtypes (datetime64 / timedelta64)."""
+    if not arr.size:
+        return memoryview(b"")
+    return memoryview(np.ascontiguousarray(arr).reshape(-1).view(np.uint8))
 
 
 def start_writeback(fd: int) -> None:

@@ -18,7 +18,7 @@ from RLA.errors import CorruptSnapshotError, ReplayBufferError
 from RLA.fs import atomic_write_json
 from RLA.replay_buffer import episodes as ep_mod
 from RLA.replay_buffer import ted
-from RLA.replay_buffer.schema import FieldSpec, Schema
+from RLA.replay_buffer.schema import FieldSpec, Schema, dtype_from_json, dtype_to_json
 from RLA.replay_buffer.snapshot import file_io as fio
 from RLA.replay_buffer.snapshot import format as fmt
 from RLA.replay_buffer.snapshot.segment_layout import (chunk_layout, field_offsets, narrowed,
@@ -193,7 +193,8 @@ def write_shard(cap: Capture, staging: Path, session: str, source: ChunkSource,
                                               crc_pool=pool, writeback=durable)
                 to_sync.append(path)
                 arrays_meta[name] = {"file": f"{fmt.shard_dir(cap.rank)}/{name}.bin",
-                                     "dtype": arr.dtype.str, "shape": list(arr.shape),
+                                     "dtype": dtype_to_json(arr.dtype),
+                                     "shape": list(arr.shape),
                                      "bytes": nbytes, "crc32": crc}
         if durable:
             fio.fsync_paths(to_sync, pool=pool)
@@ -255,7 +256,7 @@ def read_arrays(snap_dir: Path, shard: Dict[str, Any]) -> Dict[str, np.ndarray]:
     """Read and verify the shard's small arrays (sampler state)."""
     out: Dict[str, np.ndarray] = {}
     for name, meta in shard.get("arrays", {}).items():
-        arr = np.empty(tuple(meta["shape"]), dtype=np.dtype(meta["dtype"]))
+        arr = np.empty(tuple(meta["shape"]), dtype=dtype_from_json(meta["dtype"]))
         fio.read_verified(snap_dir / meta["file"], [fio.as_bytes_view(arr)], meta["bytes"],
                           meta["crc32"])
         out[name] = arr
