@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from RLA.errors import CorruptSnapshotError, ReplayBufferError
 from RLA.replay_buffer.buffer import ReplayBuffer
+from RLA.replay_buffer.save_triggers import SaveTriggers
 from RLA.replay_buffer.schema import Schema
 
-__all__ = ["CorruptSnapshotError", "ReplayBuffer", "ReplayBufferError", "Schema",
+__all__ = ["CorruptSnapshotError", "ReplayBuffer", "ReplayBufferError", "SaveTriggers", "Schema",
            "TrajectoryReplayBuffer", "reshard_snapshot"]
 
 

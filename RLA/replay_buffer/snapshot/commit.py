@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from datetime import timedelta
 from pathlib import Path
-from typing import Any, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from RLA.errors import ReplayBufferError
 from RLA.fs import atomic_write_text
@@ -45,13 +46,39 @@ class Committer:
         return published, error
 
 
-class TorchCommitter(Committer):
-    """Collectives over an initialised ``torch.distributed`` process group (gloo on CPU)."""
+#: Private groups of the current default process group: purpose -> (world, timeout, group).
+_PRIVATE_GROUPS: Dict[str, Tuple[Any, float, Any]] = {}
 
-    def __init__(self, rank: int, world_size: int, group: Any = None) -> None:
+
+def private_group(dist: Any, timeout: float, purpose: str = "commit") -> Any:
+    """A gloo group of every rank for one purpose of RLA's, made once per default group.
+
+    An asynchronous save commits from its background thread while training runs its own
+    collectives on the main thread; on one shared group the two streams of collectives would
+    pair up differently on different ranks (wrong data or a hang). A group of its own keeps
+    them apart, works whatever the training's backend (NCCL included), and times out after
+    ``timeout`` seconds. Every rank makes it at the same point (its first sharded save, or
+    building the save triggers), as ``new_group`` requires.
+    """
+    world = dist.group.WORLD
+    known = _PRIVATE_GROUPS.get(purpose)
+    if known and known[0] is world and known[1] == timeout:
+        return known[2]
+    group = dist.new_group(backend="gloo", timeout=timedelta(seconds=timeout))
+    _PRIVATE_GROUPS[purpose] = (world, timeout, group)
+    return group
+
+
+class TorchCommitter(Committer):
+    """Collectives over an initialised ``torch.distributed`` process group: a private gloo
+    group of every rank (:func:`private_group`), or the ``group`` the caller passes."""
+
+    def __init__(self, rank: int, world_size: int, group: Any = None,
+                 timeout: float = 600.0) -> None:
         super().__init__(rank, world_size)
         import torch.distributed as dist
-        self.dist, self.group = dist, group
+        self.dist = dist
+        self.group = group if group is not None else private_group(dist, float(timeout))
 
     def staging(self, store: Path, snap_id: str) -> Path:
         token = [uuid.uuid4().hex[:8] if self.rank == 0 else None]
@@ -172,7 +199,7 @@ def make_committer(rank: int, world_size: int, group: Any = None, barrier: Optio
         except ImportError:
             initialised = False
         if initialised:
-            return TorchCommitter(rank, world_size, group)
+            return TorchCommitter(rank, world_size, group, timeout)
         if barrier == "torch":
             raise ReplayBufferError("torch.distributed is not initialised",
                                     expected="init_process_group() before a sharded save",
