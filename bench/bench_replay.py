@@ -6,7 +6,8 @@ next to the disk's own limits (dd, numpy tofile/fromfile), measured in the same 
 
 Workloads (research/replay.md §5.1 scaled to CI): B2 pixel TED (uint8[3,84,84] obs + next
 obs), B1 state (17 floats, prioritized for RLA; TorchRL uniform because its C++ extension
-does not load with torch 2.13), B3 a 1%-full buffer, B4 a 1% append after a full snapshot.
+does not load with torch 2.13), B3 a 1%-full buffer, B4 a 1% append after a full snapshot,
+B5 saves SIGKILLed at random moments (once, after the timed runs).
 B2 is also saved with each system's own TED dedup (RLA ``dedup={"next.obs": "obs"}``, checked
 on the data; TorchRL ``FlatStorageCheckpointer``, assumed): the frames respect the TED
 contract, next.obs[t] == obs[t+1].
@@ -15,8 +16,9 @@ DONTNEED on the snapshot's files, checked with cachestat) into a fresh buffer. M
 repetitions after one untimed warm-up repetition per system, then the median over several
 whole runs; data incompressible. Ratios are against limits measured in the same run.
 
-This module runs, compares and reports; replay_measure.py measures (timing, cold reads, the
-disk's limits); replay_systems.py holds the workloads and the systems.
+This module runs and compares; replay_measure.py measures (timing, cold reads, the disk's
+limits); replay_systems.py holds the workloads and the systems; replay_kill.py is B5;
+replay_report.py judges the goals and builds the summary tables.
 """
 from __future__ import annotations
 
@@ -32,7 +34,9 @@ from typing import Any, Dict, List
 
 import numpy as np
 
+from bench.replay_kill import B5_NOTE, kill_rows
 from bench.replay_measure import cold_method, disk_limits, med
+from bench.replay_report import cap_note, goals, summary
 from bench.replay_systems import (WARMUP, load_worker, logical_bytes, pickle_case, pixel_data,
                                   rla_case, sparse_case, state_data, torchrl_case)
 
@@ -73,36 +77,6 @@ def add_ratios(rows: List[Dict[str, Any]]) -> Dict[Any, Dict[str, Any]]:
                     r[f"fresh_load_vs_torchrl{suffix}"] = round(
                         peer["fresh_load_s"] / r["fresh_load_s"], 2)
     return by
-
-
-def goals(by: Dict[Any, Dict[str, Any]]) -> Dict[str, bool]:
-    """The issue's goals: the disk-limit ones on B2, the TorchRL ones on B2 and B1 (RLA's
-    uniform rows, like TorchRL's), B4's append. Loads are judged both ways they are measured."""
-    out: Dict[str, bool] = {}
-    b2 = by[("B2 pixel TED", "RLA (uniform)")]
-    out["B2 save >= 0.8x the better write limit"] = b2["save/best_write"] >= 0.8
-    out["B2 load >= 0.7x the better read limit, in the saving process"] = \
-        b2["load/best_read"] >= 0.7
-    out["B2 load >= 0.7x the better read limit, in a fresh process"] = \
-        b2.get("fresh_load/best_read", 0) >= 0.7
-    for workload in ("B2 pixel TED", "B1 state"):
-        r = by.get((workload, "RLA (uniform)"), {})
-        name = workload.split()[0]
-        out[f"{name} save >= 1.5x TorchRL"] = r.get("save_vs_torchrl", 0) >= 1.5
-        out[f"{name} load >= 1.5x TorchRL, in the saving process"] = \
-            r.get("load_vs_torchrl", 0) >= 1.5
-        out[f"{name} load >= 1.5x TorchRL, in a fresh process"] = \
-            r.get("fresh_load_vs_torchrl", 0) >= 1.5
-    ded = by.get(("B2 pixel TED", "RLA (uniform, TED dedup)"), {})
-    for suffix, peer in (("_flat", "TorchRL's FlatStorageCheckpointer"),
-                         ("", "TorchRL's default checkpointer")):
-        for what, key in (("save", "save"), ("load, in the saving process", "load"),
-                          ("load, in a fresh process", "fresh_load")):
-            out[f"B2 with TED dedup: {what} >= 1.5x {peer}"] = \
-                ded.get(f"{key}_vs_torchrl{suffix}", 0) >= 1.5
-    inc = by.get(("B4 1% append", "RLA incremental"))
-    out["B4 1% append writes <= 3% of a full snapshot"] = bool(inc and inc["written/full"] <= 0.03)
-    return out
 
 
 def measure_all(quick: bool, reps: int) -> List[Dict[str, Any]]:
@@ -179,12 +153,43 @@ def merge_runs(per_run: List[List[Dict[str, Any]]]) -> List[Dict[str, Any]]:
     return out
 
 
+def measure_kills(trials: int, quick: bool) -> List[Dict[str, Any]]:
+    """B5 for every system, in a scratch folder."""
+    kill_dir = Path(tempfile.mkdtemp(prefix="rla-bench-kill-",
+                                     dir=os.environ.get("RLA_BENCH_DIR")))
+    try:
+        return kill_rows(kill_dir, trials, 2000 if quick else 5000) if trials else []
+    finally:
+        shutil.rmtree(kill_dir, ignore_errors=True)
+
+
+def rerun_kills(trials: int, quick: bool) -> int:
+    """Measure B5 again and replace its rows, table and goal in the existing results."""
+    result = json.loads(RESULTS.read_text())
+    rows = [r for r in result["rows"] if not r["workload"].startswith("B5")]
+    kills = measure_kills(trials, quick)
+    by = {(r["workload"], r["system"]): r for r in rows}
+    result["rows"] = rows + kills
+    result["summary"] = summary(rows, kills)
+    result["goals"] = goals(by, kills)
+    result["kills_date"] = time.strftime("%Y-%m-%d %H:%M:%S %Z")
+    result["notes"] = [n for n in result["notes"] if not n.startswith("B5 ")] + \
+        [f"{B5_NOTE} This B5 was measured again on {result['kills_date']}."]
+    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(kills, indent=1))
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--reps", type=int, default=None)
     parser.add_argument("--runs", type=int, default=None,
                         help="whole runs whose medians are reported (default 3; --quick: 1)")
+    parser.add_argument("--kills", type=int, default=None,
+                        help="B5 SIGKILLed saves per system (default 20; --quick: 5; 0: skip)")
+    parser.add_argument("--kills-only", action="store_true",
+                        help="run only B5 and replace its rows in the existing results")
     parser.add_argument("--load-worker", nargs=4, metavar=("SYSTEM", "PATH", "CAP", "SAMPLER"),
                         help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -192,6 +197,8 @@ def main() -> int:
         system, path, cap, sampler = args.load_worker
         load_worker(system, path, int(cap), sampler)
         return 0
+    if args.kills_only:
+        return rerun_kills(args.kills if args.kills is not None else 20, args.quick)
     reps = args.reps or (3 if args.quick else 5)
     runs = args.runs or (1 if args.quick else 3)
     free = shutil.disk_usage(os.environ.get("RLA_BENCH_DIR") or tempfile.gettempdir()).free
@@ -205,6 +212,8 @@ def main() -> int:
         print(f"[run {k + 1}/{runs} done]", flush=True)
     rows = merge_runs(per_run)
     by = {(r["workload"], r["system"]): r for r in rows}
+    kills = measure_kills(args.kills if args.kills is not None else (5 if args.quick else 20),
+                          args.quick)
     import torch
 
     from RLA.replay_buffer.snapshot import file_io as fio
@@ -255,13 +264,18 @@ def main() -> int:
                         "and building the empty target are excluded, the same way for every "
                         "system. The load_* columns time the "
                         "load inside the process that has just saved the snapshot.",
+                        B5_NOTE,
                         "load_cpu_s: CPU seconds (user + system, all threads) of the process "
                         "during the load. On this VM (free guest memory is handed back to the "
                         "host and faulted in again on first use) that CPU cost of faulting in "
                         "fresh page-cache and array pages varies from run to run, and load "
                         "throughput with it (up to 2x between runs of the same code)."],
-              "rows": rows}
-    result["goals"] = goals(by)
+              "summary": summary(rows, kills),
+              "rows": rows + kills}
+    result["goals"] = goals(by, kills)
+    note = cap_note(by)
+    if note:
+        result["notes"].insert(1, note)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(result, indent=2) + "\n")
     cols = ["workload", "system", "logical_MB", "disk_MB", "save_s", "save_MB/s", "load_s",

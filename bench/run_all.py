@@ -6,7 +6,8 @@
 
 Each ``bench/bench_<area>.py`` measures RLA and its peers in the same run on the same data and
 writes ``bench/results/<area>.json`` (``rows``, ``machine``, ``date`` and, when it has them,
-``goals`` and ``notes``). This script only runs them and renders what they measured.
+``goals``, ``notes`` and ``summary``: readable tables shown first, with every column of
+``rows`` folded below them). This script only runs them and renders what they measured.
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ BENCH = Path(__file__).resolve().parent
 RESULTS = BENCH / "results"
 RESULTS_MD = BENCH / "RESULTS.md"
 AREAS = ["logging", "query", "sync", "replay"]
+DETAILS = "<details>"  # the README leaves these blocks to bench/RESULTS.md
 TITLES = {"logging": "Logging overhead", "query": "Query and plot", "sync": "Sync to a main node",
           "replay": "Replay-buffer snapshots"}
 
@@ -108,7 +110,13 @@ def render() -> str:
                 workload = ", ".join(f"{k} = {v}" for k, v in workload.items())
             parts.append(f"Workload: {workload}.")
         rows = report.get("rows") or []
-        if rows:
+        for part in report.get("summary") or []:  # readable tables first, every column after
+            if part.get("rows"):
+                parts.append(f"**{part['title']}**\n\n{table(part['rows'])}")
+        if rows and report.get("summary"):
+            parts.append(f"{DETAILS}\n<summary>Every measured column</summary>\n\n{table(rows)}"
+                         f"\n\n</details>")
+        elif rows:
             parts.append(table(rows))
         goals = _goals(report.get("goals"))
         if goals:
