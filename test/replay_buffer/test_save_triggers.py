@@ -180,6 +180,15 @@ def shards_of(store: Path, step: int, world: int = 4) -> Dict[int, List[list]]:
     return rows
 
 
+def codes(reports: Dict[int, dict]) -> List[int]:
+    """Exit codes, with a survivor's teardown abort read as 0: gloo aborts (SIGABRT) a process
+    whose peer closed its sockets while it still held them (pytorch/gloo#168, horovod#2907),
+    which can happen after a rank ended by its signal or its exception. Such a survivor has
+    already saved and written its report, which the tests check."""
+    return [0 if rep["code"] == -signal.SIGABRT and rep.get("stopped_at") is not None
+            else rep["code"] for rep in reports.values()]
+
+
 def assert_saved_everywhere(reports: Dict[int, dict], store: Path, step: int) -> None:
     got = shards_of(store, step)
     for r, report in reports.items():
@@ -202,7 +211,7 @@ def test_a_request_on_one_rank_saves_every_rank(tmp_path, scenario, asked):
 @pytest.mark.timeout(240)
 def test_sigterm_on_one_rank_saves_every_rank_and_stops_all(tmp_path):
     reports = run_ranks("sigterm", tmp_path)
-    assert [rep["code"] for rep in reports.values()] == [0, 0, -signal.SIGTERM, 0], reports
+    assert codes(reports) == [0, 0, -signal.SIGTERM, 0], reports
     assert {rep["stopped_at"] for rep in reports.values()} == {6}
     assert {rep["reason"] for rep in reports.values()} == {"signal"}
     assert run_buffer_steps(tmp_path / "store") == [5, 6]
@@ -213,7 +222,8 @@ def test_sigterm_on_one_rank_saves_every_rank_and_stops_all(tmp_path):
 @pytest.mark.timeout(240)
 def test_an_exception_on_one_rank_saves_every_rank(tmp_path):
     reports = run_ranks("exception", tmp_path)
-    assert [rep["code"] for rep in reports.values()] == [0, 1, 0, 0], reports
+    assert [c for r, c in enumerate(codes(reports)) if r != 1] == [0, 0, 0], reports
+    assert reports[1]["code"] in (1, -signal.SIGABRT), reports  # its traceback, then exit
     assert reports[1]["reason"] == "injected failure on rank 1"
     assert {reports[r]["reason"] for r in (0, 2, 3)} == {"another rank failed"}
     assert run_buffer_steps(tmp_path / "store") == [4]

@@ -61,7 +61,6 @@ if scenario == "async":  # a background commit next to the training's own collec
     handle.wait()
     out["stopped_at"] = "end"
     finish()
-    dist.barrier()
 else:
     try:
         with SaveTriggers(buf, store, every=5, timeout=60) as saves:
@@ -88,4 +87,6 @@ else:
         out["stopped_at"], out["reason"] = 4, str(exc)
         finish()
         raise
+if scenario in ("async", "request", "request_file"):
+    dist.barrier()  # every rank is still alive: leave together
 dist.destroy_process_group()
