@@ -153,10 +153,11 @@ class SaveTriggers:
     def _on_signal(self, signum: int, frame: Any) -> None:
         self._signalled = self._received = signum  # only flags: the save happens in step()
 
+    def _periodic(self, step: Optional[int]) -> bool:
+        return step is not None and bool(self.every) and step > 0 and step % int(self.every) == 0
+
     def _local_flags(self, step: Optional[int]) -> int:
-        flags = 0
-        if step is not None and self.every and step > 0 and step % int(self.every) == 0:
-            flags |= PERIODIC
+        flags = PERIODIC if self._periodic(step) else 0
         if self._requested.is_set() or (self.path / REQUEST_FILE).exists():
             flags |= REQUESTED
         if self._signalled is not None:
@@ -180,10 +181,9 @@ class SaveTriggers:
                                     fix="break out of the training loop when step() is True")
         step = int(step)
         self.last_step = step
-        local = self._local_flags(step)
-        if not local & PERIODIC and self.check_every > 1 and step % self.check_every:
+        if self.check_every > 1 and step % self.check_every and not self._periodic(step):
             return False  # periodic saves fall on the same steps everywhere: no exchange
-        flags, newest = self._union(local, step)
+        flags, newest = self._union(self._local_flags(step), step)
         if flags:
             self._save(newest, flags)
         if flags & FAILED:
@@ -198,9 +198,7 @@ class SaveTriggers:
     def _save(self, step: int, flags: int) -> None:
         from RLA.replay_buffer.run_snapshots import save_run_buffer
         urgent = bool(flags & (SIGNALLED | FAILED))
-        if self._pending is not None:
-            self._pending.wait()  # one save at a time, and never lose the previous one
-            self._pending = None
+        self._drain()  # one save at a time, and never lose the previous one
         why = ", ".join(reasons(flags))
         result = save_run_buffer(self.buffer, self.path, step, keep_last=self.keep_last,
                                  asynchronous=self.asynchronous and not urgent,

@@ -105,6 +105,62 @@ def test_sigterm_saves_then_the_process_ends_by_its_signal(tmp_path):
 
 
 @pytest.mark.timeout(30)
+def test_check_every_skips_exchanges_but_never_a_periodic_save(tmp_path):
+    sent = []
+
+    def exchange(values):  # one rank alone: the union is its own flags
+        sent.append(int(values[-1]))
+        return values
+    buf = small()
+    saves = SaveTriggers(buf, tmp_path, every=5, check_every=3, exchange=exchange)
+    with saves:
+        for step in range(1, 11):
+            add(buf, step)
+            if step == 4:
+                saves.request()  # waits for the next exchange, at step 5 (periodic)
+            if step == 7:
+                saves.request()  # ... and this one for step 9
+            saves.step(step)
+    assert sent == [3, 5, 6, 9, 10, 10]  # steps 3, 6, 9 and periodic 5, 10; then the exit
+    assert run_buffer_steps(tmp_path) == [5, 9, 10]
+
+
+@pytest.mark.timeout(30)
+def test_asynchronous_saves_are_drained_on_exit(tmp_path):
+    buf = small()
+    with SaveTriggers(buf, tmp_path, every=3, asynchronous=True) as saves:
+        for step in range(1, 7):
+            add(buf, step)
+            saves.step(step)
+            if step == 3:
+                assert saves._pending is not None  # running in the background
+    assert saves._pending is None and saves.last_snapshot == tmp_path / "step-6"
+    back = small()
+    back.loads(tmp_path / "step-6")
+    assert len(back) == 6
+
+
+@pytest.mark.timeout(30)
+def test_a_failed_peer_through_exchange_stops_after_saving_its_step(tmp_path):
+    """exchange= (no torch): a peer that failed at step 7 makes this rank save step-7 and stop;
+    a later step() is refused."""
+    from RLA.replay_buffer.save_triggers import FAILED, encode
+
+    def exchange(values):
+        return np.maximum(values, encode(FAILED, 7)) if values[-1] >= 6 else values
+    buf = small()
+    with SaveTriggers(buf, tmp_path, exchange=exchange) as saves:
+        for step in range(1, 10):
+            add(buf, step)
+            if saves.step(step):
+                break
+        assert (step, saves.stop_reason) == (6, "another rank failed")
+        with pytest.raises(ReplayBufferError, match="after the job stopped"):
+            saves.step(7)
+    assert run_buffer_steps(tmp_path) == [7]
+
+
+@pytest.mark.timeout(30)
 def test_signal_handlers_are_restored_and_bad_arguments_refused(tmp_path):
     before = signal.getsignal(signal.SIGUSR1)
     with SaveTriggers(small(), tmp_path, signals=(signal.SIGUSR1,), exit_on_signal=False):

@@ -36,6 +36,21 @@ def test_inspect_prints_counts_without_loading(store, capsys):
 
 
 @pytest.mark.timeout(30)
+def test_inspect_prints_structured_and_plain_dtypes_readably(tmp_path, capsys):
+    import numpy as np
+
+    from RLA.replay_buffer import ReplayBuffer
+    point = np.dtype([("x", "<f4"), ("y", "<f4")])
+    buf = ReplayBuffer(8, {"p": ((), point), "t": ((2,), "M8[ms]")})
+    buf.add({"p": np.zeros(3, point), "t": np.zeros((3, 2), "M8[ms]")})
+    buf.dumps(tmp_path / "s")
+    assert rla(["buffer", "inspect", str(tmp_path / "s")]) == 0
+    out = capsys.readouterr().out
+    assert "field p: [('x', '<f4'), ('y', '<f4')] ()" in out
+    assert "field t: <M8[ms] (2,)" in out
+
+
+@pytest.mark.timeout(30)
 def test_verify_detects_a_flipped_byte(store, capsys):
     assert rla(["buffer", "verify", str(store)]) == 0
     seg = sorted((store / "segments" / "r00000").iterdir())[0]
