@@ -14,7 +14,8 @@
     │   └── AuthError            authentication or host-key verification failed
     ├── ReplayBufferError        bad replay-buffer usage (schema, capacity, arguments)
     │   └── CorruptSnapshotError a snapshot that fails verification
-    └── BackendNotInstalledError an optional dependency (torch, tensorflow, ...) is missing
+    ├── BackendNotInstalledError an optional dependency (torch, tensorflow, ...) is missing
+    └── UnsafePathError          a name or path would reach outside the data root (also ValueError)
 
 Messages say what was expected, what was found and how to fix it; build them with
 :func:`describe` so they read the same everywhere.
@@ -111,3 +112,7 @@ class HyperParameterError(RLAError, KeyError):
 
 class RunStateError(RLAError):
     """An operation needs a run that was not created yet (call ``log_files_gen()``)."""
+
+
+class UnsafePathError(RLAError, ValueError):
+    """A name or path would reach outside the data root, or is not a plain name."""
