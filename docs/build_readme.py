@@ -19,8 +19,8 @@ ROOT = DOCS.parent
 PARTS = DOCS / "readme"
 RESULTS_MD = ROOT / "bench" / "RESULTS.md"
 README = ROOT / "README.md"
-ORDER = ["00_intro", "10_foundation", "logger", "checkpoints", "query", "sync", "replay", "security",
-         "dqn_example"]
+ORDER = ["00_intro", "10_foundation", "logger", "checkpoints", "query", "sync", "replay", "dashboard",
+         "security", "compat", "dqn_example"]
 TAIL = ["90_tail"]
 START, END = "<!-- bench:start -->", "<!-- bench:end -->"
 _BENCH_HEADING = re.compile(r"^(#{3,4}) .*(Performance|Speed|benchmark)", re.I)
