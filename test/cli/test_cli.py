@@ -216,15 +216,11 @@ def test_init_writes_config_and_gitignore_once(tmp_path, capsys):
     assert not (tmp_path / "rla_config.yaml").exists()
     assert main(["init", str(tmp_path)]) == 0
     assert main(["init", str(tmp_path)]) == 0
-    from RLA.config import default_config_text, load_config
-    assert (tmp_path / "rla_config.yaml").read_text() == default_config_text()
+    from RLA.config import default_config_text, installed_framework, load_config
+    assert (tmp_path / "rla_config.yaml").read_text() == default_config_text(installed_framework())
     load_config(tmp_path / "rla_config.yaml")
     lines = (tmp_path / ".gitignore").read_text().splitlines()
-    assert lines[:2] == ["*.pyc", "**/log/**"]
-    for entry in ("**/archive_tester/**", "**/checkpoint/**", "**/code/**", "**/results/**", "**/arc/**",
-                  "**/replay/**", ".trash/"):
-        assert lines.count(entry) == 1
-    assert lines.count("**/log/**") == 1
+    assert lines == ["*.pyc", "**/log/**", "# RLA database (rla init)", "/data/"]
 
 
 @pytest.mark.timeout(60)
