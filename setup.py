@@ -9,9 +9,9 @@ from setuptools import find_packages, setup
 HERE = Path(__file__).resolve().parent
 VERSION = re.search(r'__version__ = "([^"]+)"', (HERE / "RLA" / "version.py").read_text()).group(1)
 
-# torch is pinned to the one CPU build the project supports: an unpinned "torch"
-# would pull gigabytes of CUDA wheels.
-TORCH = "torch==2.13.0"
+# The torch versions RLA supports. The exact CPU build CI and the README commands use is pinned in
+# .ci/constraints.txt (pass it with -c): a user keeps the torch (CPU or CUDA) they already have.
+TORCH = "torch>=2.1"
 
 EXTRAS = {
     "torch": [TORCH],
