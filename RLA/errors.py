@@ -15,6 +15,7 @@
     ├── ReplayBufferError        bad replay-buffer usage (schema, capacity, arguments)
     │   └── CorruptSnapshotError a snapshot that fails verification
     ├── BackendNotInstalledError an optional dependency (torch, tensorflow, ...) is missing
+    ├── DiskFullError            a write hit a full disk or quota (also OSError, errno ENOSPC/EDQUOT)
     └── UnsafePathError          a name or path would reach outside the data root (also ValueError)
 
 Messages say what was expected, what was found and how to fix it; build them with
@@ -112,6 +113,28 @@ class HyperParameterError(RLAError, KeyError):
 
 class RunStateError(RLAError):
     """An operation needs a run that was not created yet (call ``log_files_gen()``)."""
+
+
+class DiskFullError(RLAError, OSError):
+    """A write hit a full disk or an exhausted quota (also an ``OSError`` with ``errno``).
+
+    Built by :func:`RLA.fs.disk_full_as_error`, which names the file and the free space.
+
+    Attributes:
+        path: the file that could not be written.
+        free: bytes free on its file system when the error was raised (``None`` if unknown).
+    """
+
+    def __init__(self, problem: str, expected: str | None = None, found: str | None = None,
+                 fix: str | None = None, *, path: str = "", free: int | None = None,
+                 errno: int | None = None) -> None:
+        super().__init__(problem, expected, found, fix)
+        self.path = path
+        self.free = free
+        self.errno = errno
+
+    def __str__(self) -> str:  # OSError would format errno/strerror instead of the message
+        return Exception.__str__(self)
 
 
 class UnsafePathError(RLAError, ValueError):

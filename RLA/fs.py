@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import glob
 import json
 import os
@@ -10,7 +11,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import IO, Any, Iterator, Union
+from typing import IO, Any, Iterator, Optional, Union
+
+from RLA.errors import DiskFullError
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -29,6 +32,62 @@ def fsync_dir(directory: PathLike) -> None:
         pass
     finally:
         os.close(fd)
+
+
+#: errno values that mean "no space left": a full file system or an exhausted quota.
+DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+def free_bytes(path: PathLike) -> Optional[int]:
+    """Bytes free for unprivileged users on the file system holding ``path`` (or its nearest existing parent)."""
+    where = Path(path)
+    for candidate in (where, *where.parents):
+        try:
+            return shutil.disk_usage(candidate).free
+        except OSError:
+            continue
+    return None
+
+
+def _size_text(size: Optional[int]) -> str:
+    if size is None:
+        return "unknown free space"
+    value, unit = float(size), "bytes"
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            break
+        value /= 1024
+    shown = f"{size} bytes" if unit == "bytes" else f"{value:.1f} {unit} ({size} bytes)"
+    return f"{shown} free"
+
+
+def disk_full_error(path: PathLike, exc: OSError) -> DiskFullError:
+    """The :class:`DiskFullError` for ``exc`` (ENOSPC/EDQUOT) raised while writing ``path``."""
+    free = free_bytes(path)
+    quota = exc.errno == errno.EDQUOT
+    return DiskFullError(
+        f"{'The disk quota is exhausted' if quota else 'The disk is full'}: could not write {os.fspath(path)}",
+        expected="free space on the file system that holds it",
+        found=f"{errno.errorcode.get(exc.errno or 0, exc.errno)} ({exc.strerror or exc}), {_size_text(free)}",
+        fix="free space on that disk (or raise the quota), or move the data root to a larger disk "
+            "(DATA_ROOT in rla_config.yaml / configure(data_root=...)), then retry",
+        path=os.fspath(path), free=free, errno=exc.errno)
+
+
+@contextlib.contextmanager
+def disk_full_as_error(path: PathLike) -> Iterator[None]:
+    """Turn an ``OSError`` ENOSPC/EDQUOT raised in the block into a :class:`DiskFullError` naming ``path``.
+
+    Other errors (and a ``DiskFullError`` raised inside) pass through unchanged.
+    """
+    try:
+        yield
+    except DiskFullError:
+        raise
+    except OSError as exc:
+        if exc.errno in DISK_FULL_ERRNOS:
+            raise disk_full_error(path, exc) from exc
+        raise
 
 
 def _umask() -> int:
@@ -57,29 +116,68 @@ def atomic_file(path: PathLike, durable: bool = True) -> Iterator[IO[bytes]]:
     """Yield a binary handle on a temp file that replaces ``path`` only if the block succeeds.
 
     Readers see the old or the new file, never a mix; on any error the temp file is removed.
-    The result gets the usual permissions (0666 & ~umask), not mkstemp's 0600.
+    The result gets the usual permissions (0666 & ~umask), not mkstemp's 0600. A full disk
+    (ENOSPC/EDQUOT) is a :class:`RLA.errors.DiskFullError` naming ``path``.
 
     Args:
         path: destination file.
         durable: fsync the file and its directory (survives power loss; slower).
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path), suffix=TEMP_SUFFIX, dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            os.fchmod(handle.fileno(), 0o666 & ~_UMASK)
-            yield handle
-            handle.flush()
-            if durable:
-                os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    with disk_full_as_error(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path), suffix=TEMP_SUFFIX, dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                os.fchmod(handle.fileno(), 0o666 & ~_UMASK)
+                yield handle
+                handle.flush()
+                if durable:
+                    os.fsync(handle.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
     if durable:
         fsync_dir(path.parent)
+
+
+def write_temp_beside(path: PathLike, data: bytes, durable: bool = True) -> str:
+    """Write ``data`` to a new temp file next to ``path``, to be renamed over it later.
+
+    The two halves of :func:`atomic_write_bytes` for writers that must prepare several
+    files before publishing any: this one needs the disk space (and fsyncs the temp when
+    ``durable``), :func:`replace_with_temp` needs none. On any error the temp is removed.
+
+    Returns:
+        The temp file's path.
+
+    Raises:
+        DiskFullError: no space left for the temp (nothing is left behind).
+    """
+    path = Path(path)
+    with disk_full_as_error(path):
+        fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path), suffix=TEMP_SUFFIX, dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                os.fchmod(handle.fileno(), 0o666 & ~_UMASK)
+                handle.write(data)
+                handle.flush()
+                if durable:
+                    os.fsync(handle.fileno())
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+    return tmp
+
+
+def replace_with_temp(tmp: PathLike, path: PathLike, durable: bool = True) -> None:
+    """Rename the temp of :func:`write_temp_beside` over ``path`` (and fsync the folder when ``durable``)."""
+    os.replace(tmp, path)
+    if durable:
+        fsync_dir(Path(path).parent)
 
 
 def remove_stale_temps(path: PathLike) -> int:

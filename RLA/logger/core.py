@@ -13,8 +13,9 @@ from typing import Any, Callable, Deque, Dict, Iterable, List, Mapping, Optional
 
 from RLA.errors import LoggerError
 from RLA.logger.formats import make_output_format
-from RLA.logger.formats._append import write_all
+from RLA.logger.formats._append import append_undoable
 from RLA.logger.formats.base import KVWriter, SeqWriter
+from RLA.logger.staging import stage_all
 from RLA.logger.time_step import TimeStepHolder, time_step_holder
 
 DEBUG = 10
@@ -60,6 +61,8 @@ class Logger:
             ready ``KVWriter`` objects.
         hyper_params: recorded once by formats that keep them (TensorBoard).
         on_dump: called after each non-empty dump with a copy of the row.
+        redact: applied to every text line and every text value of a row before it is
+            written (the run's :meth:`RLA.redaction.RedactionPolicy.redact_text`).
         level: minimum level of text messages.
         time_step: the time-step holder giving each row its ``time-step``.
     """
@@ -68,10 +71,12 @@ class Logger:
                  format_strs: Sequence[FormatSpec] = ("stdout",),
                  hyper_params: Optional[Mapping[str, Any]] = None,
                  on_dump: Optional[Callable[[Dict[str, Any]], Any]] = None,
+                 redact: Optional[Callable[[str], str]] = None,
                  level: int = INFO, time_step: Optional[TimeStepHolder] = None) -> None:
         self.dir: Optional[str] = os.fspath(dir) if dir is not None else None
         self.level = level
         self.on_dump = on_dump
+        self.redact = redact
         self.time_step = time_step if time_step is not None else time_step_holder
         self.closed = False
         self.writers: List[KVWriter] = []
@@ -211,24 +216,37 @@ class Logger:
         ``time-step`` (from the time-step holder) and ``timestamp`` (``time.time()``) are
         added unless the row already has them. An empty row writes nothing.
 
+        The row reaches every file format (csv, json, log) or none: each format stages it,
+        and if one fails (a full disk: :class:`RLA.errors.DiskFullError`) the others take
+        it back, the error is raised and the row stays pending, so the next ``dumpkvs()``
+        writes it once. Formats that cannot take a row back (TensorBoard, stdout, most
+        custom formats) get it only after the file formats committed.
+
         Returns:
             The row written (``{}`` for an empty dump).
         """
         self._check_open()
-        row, excluded = self._row, self._excluded
+        row, excluded, counts = self._row, self._excluded, self._cnt
         self._row, self._excluded, self._cnt = {}, {}, {}
         if not row:
             return {}
+        pending = dict(row)  # what the user recorded, without the keys added below
         step = row.setdefault(TIME_STEP_KEY, self.time_step.get_time())
         row.setdefault(TIMESTAMP_KEY, time.time())
+        if self.redact is not None:
+            for key, value in row.items():
+                if type(value) is str:
+                    row[key] = self.redact(value)
         if type(step) is not int:
             step = self.time_step.get_time()
+        rows = [(writer, self._row_for(writer, row, excluded)) for writer in self.writers]
+        try:
+            later = stage_all(rows, step)
+        except BaseException:
+            self._keep_pending(pending, excluded, counts)
+            raise
         first_error: Optional[BaseException] = None
-        for writer in self.writers:
-            kvs = row
-            if excluded:
-                name = writer.name
-                kvs = {k: v for k, v in row.items() if name not in excluded.get(k, ())}
+        for writer, kvs in later:
             try:
                 writer.write(kvs, step)
             except Exception as exc:  # noqa: BLE001 - other formats still get the row
@@ -238,6 +256,21 @@ class Logger:
         if self.on_dump is not None:
             self.on_dump(dict(row))
         return row
+
+    @staticmethod
+    def _row_for(writer: KVWriter, row: Dict[str, Any], excluded: Dict[str, Tuple[str, ...]]) -> Dict[str, Any]:
+        if not excluded:
+            return row
+        name = writer.name
+        return {k: v for k, v in row.items() if name not in excluded.get(k, ())}
+
+    def _keep_pending(self, pending: Dict[str, Any], excluded: Dict[str, Tuple[str, ...]],
+                      counts: Dict[str, int]) -> None:
+        """Put a row that was not written back, under what was recorded since (last write wins)."""
+        pending.update(self._row)
+        self._row = pending
+        self._excluded = {**excluded, **self._excluded}
+        self._cnt = {**counts, **self._cnt}
 
     dump_tabular = dumpkvs
 
@@ -256,12 +289,15 @@ class Logger:
             return
         self._check_open()
         line = " ".join(map(str, args))
+        if self.redact is not None:
+            line = self.redact(line)
         for writer in self._seq_writers:
             writer.write_sequence([line])
         target = BACKUP if level >= BACKUP else (WARN if level >= WARN else None)
         fd = self._text_fds.get(target) if target is not None else None
         if fd is not None:
-            write_all(fd, (line + "\n").encode("utf-8", "backslashreplace"))
+            name = WARN_TXT if target == WARN else BACKUP_TXT
+            append_undoable(fd, (line + "\n").encode("utf-8", "backslashreplace"), os.path.join(self.dir or "", name))
 
     def debug(self, *args: Any) -> None:
         self.log(*args, level=DEBUG)

@@ -14,6 +14,20 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 from RLA.errors import LoggerError
 
 
+class StagedRow:
+    """A row a format has written but can still take back (see :meth:`KVWriter.stage`).
+
+    The logger stages the row in every format that can, then commits all of them, or rolls
+    all of them back when one fails: a reader sees the row in every such format or in none.
+    """
+
+    def commit(self) -> None:
+        """Make the row final; needs no new disk space (nothing, or a rename)."""
+
+    def rollback(self) -> None:
+        """Leave the files as they were before the row (also after :meth:`commit` of an append)."""
+
+
 def _default_warn(message: str) -> None:
     warnings.warn(message, stacklevel=3)
 
@@ -47,6 +61,16 @@ class KVWriter:
             step: the row's time-step (the x-axis).
         """
         raise NotImplementedError
+
+    def stage(self, kvs: Mapping[str, Any], step: int) -> Optional[StagedRow]:
+        """Write one row so that it can still be taken back; ``None`` if this format cannot.
+
+        The logger stages a row in every format first and commits only when all staged it;
+        formats returning ``None`` (the default, e.g. TensorBoard, stdout) get the row by
+        :meth:`write` after that commit. A format that stages must leave its files as they
+        were when ``stage`` raises.
+        """
+        return None
 
     def write_hyper_params(self, hyper_params: Mapping[str, Any]) -> None:
         """Record the run's hyper-parameters once (default: ignore them)."""
@@ -122,5 +146,5 @@ _NUMERIC_TYPES = (float, int, bool)
 #: A factory the registry can hold: ``factory(log_dir) -> KVWriter``.
 FormatFactory = Callable[[Optional[str]], KVWriter]
 
-__all__ = ["KVWriter", "SeqWriter", "FormatFactory", "require_dir", "format_hyper_params_markdown",
+__all__ = ["KVWriter", "SeqWriter", "StagedRow", "FormatFactory", "require_dir", "format_hyper_params_markdown",
            "is_numeric"]

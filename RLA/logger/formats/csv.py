@@ -9,20 +9,24 @@ such a row. How:
 * the file is created, and widened when a key first appears, by writing the whole new
   file to a temp and ``os.replace``-ing it over the live one, which is never truncated;
 * a partial last line (a kill inside ``write(2)``) is dropped when the file is opened
-  again, atomically too; the rows before it are untouched.
+  again, atomically too; the rows before it are untouched;
+* a full disk leaves the file as it was: a failed append is cut off again, a created or
+  widened file stays a temp that is removed (see :meth:`CSVOutputFormat.stage`).
 
 Cell texts never contain a line break (``\\n`` and ``\\r`` are escaped), so one line is
 one row and the torn-tail repair is exact.
 """
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import os
-from typing import Any, Iterable, List, Mapping, Optional
+from typing import Any, Iterable, List, Mapping, Optional, Tuple
 
-from RLA.logger.formats._append import repair_torn_tail, replace_atomically, write_all
-from RLA.logger.formats.base import KVWriter, require_dir
+from RLA.fs import replace_with_temp, write_temp_beside
+from RLA.logger.formats._append import StagedAppend, append_undoable, repair_torn_tail
+from RLA.logger.formats.base import KVWriter, StagedRow, require_dir
 
 PROGRESS_CSV = "progress.csv"
 
@@ -99,47 +103,66 @@ class CSVOutputFormat(KVWriter):
         self._csv.writerow(cells)
         return buf.getvalue().encode("utf-8")
 
-    def _row_bytes(self, kvs: Mapping[str, Any]) -> bytes:
+    def _row_bytes(self, kvs: Mapping[str, Any], keys: Optional[List[str]] = None) -> bytes:
         cell = _CELL.get
-        line = ",".join([cell(type(v), _text_cell)(v) for v in map(kvs.get, self._keys)])
+        line = ",".join([cell(type(v), _text_cell)(v) for v in map(kvs.get, keys or self._keys)])
         return (line + "\n").encode("utf-8")
 
-    def _replace_file(self, content: bytes) -> None:
-        replace_atomically(self.path, content, durable=self.durable_rewrites)
+    def _stage_rewrite(self, keys: List[str], content: bytes) -> StagedRow:
+        """Write the whole new file to a temp; the commit renames it over the live file."""
+        tmp = write_temp_beside(self.path, content, durable=self.durable_rewrites)
+        return _StagedRewrite(self, tmp, keys)
+
+    def _install(self, tmp: str, keys: List[str]) -> None:
+        replace_with_temp(tmp, self.path, durable=self.durable_rewrites)
+        self._set_keys(keys)
         if self._fd is not None:
             os.close(self._fd)
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
 
-    def _widen(self, new_keys: List[str], kvs: Mapping[str, Any]) -> None:
+    def _widened(self, new_keys: List[str], kvs: Mapping[str, Any]) -> Tuple[List[str], bytes]:
+        """The header (old columns + ``new_keys``) and the whole widened file ending in ``kvs``."""
         with open(self.path, "rb") as handle:
             old = handle.read()
         cut = old.index(b"\n") + 1
         body = old[cut:]
-        self._set_keys(self._keys + new_keys)
+        keys = self._keys + new_keys
         if b'"' in body:
             # Quoted cells may hold commas: re-encode row by row, padded to the new width.
-            width = len(self._keys)
             rows = csv.reader(io.StringIO(body.decode("utf-8"), newline=""))
-            body = b"".join(self._encode(row + [""] * (width - len(row))) for row in rows)
+            body = b"".join(self._encode(row + [""] * (len(keys) - len(row))) for row in rows)
         else:
             body = body.replace(b"\n", b"," * len(new_keys) + b"\n")
-        self._replace_file(self._encode(self._keys) + body + self._row_bytes(kvs))
+        return keys, self._encode(keys) + body + self._row_bytes(kvs, keys)
 
-    # -- KVWriter ---------------------------------------------------------------------
-    def write(self, kvs: Mapping[str, Any], step: int) -> None:
-        self._check_open()
+    def _report_repair(self) -> None:
         if self._repaired:
             self._repaired = False
             self.warn_fn(f"{self.path}: dropped a partial last line left by a killed process")
+
+    # -- KVWriter ---------------------------------------------------------------------
+    def stage(self, kvs: Mapping[str, Any], step: int) -> StagedRow:
+        """Append the row (undoable), or write the created / widened file to a temp.
+
+        Raises:
+            DiskFullError: no space for the row; the file is as it was.
+        """
+        self._check_open()
         if self._fd is None:
-            self._set_keys(sorted(kvs))
-            self._replace_file(self._encode(self._keys) + self._row_bytes(kvs))
-            return
+            keys = sorted(kvs)
+            return self._stage_rewrite(keys, self._encode(keys) + self._row_bytes(kvs, keys))
         new = kvs.keys() - self._keyset
         if new:
-            self._widen(sorted(new), kvs)
-        else:
-            write_all(self._fd, self._row_bytes(kvs))
+            return self._stage_rewrite(*self._widened(sorted(new), kvs))
+        return _StagedCSVAppend(self, append_undoable(self._fd, self._row_bytes(kvs), self.path))
+
+    def write(self, kvs: Mapping[str, Any], step: int) -> None:
+        staged = self.stage(kvs, step)
+        try:
+            staged.commit()
+        except BaseException:
+            staged.rollback()
+            raise
 
     @property
     def keys(self) -> List[str]:
@@ -150,3 +173,43 @@ class CSVOutputFormat(KVWriter):
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+
+class _StagedCSVAppend(StagedRow):
+    """A staged append; the commit reports a torn tail repaired at open (once)."""
+
+    def __init__(self, writer: CSVOutputFormat, append: StagedAppend) -> None:
+        self.writer = writer
+        self.append = append
+
+    def commit(self) -> None:
+        self.writer._report_repair()
+
+    def rollback(self) -> None:
+        self.append.rollback()
+
+
+class _StagedRewrite(StagedRow):
+    """A created or widened ``progress.csv`` waiting in a temp file for its rename."""
+
+    def __init__(self, writer: CSVOutputFormat, tmp: str, keys: List[str]) -> None:
+        self.writer = writer
+        self.tmp: Optional[str] = tmp
+        self.keys = keys
+
+    def commit(self) -> None:
+        tmp, self.tmp = self.tmp, None
+        if tmp is not None:
+            try:
+                self.writer._install(tmp, self.keys)
+            except BaseException:
+                self.tmp = tmp  # not renamed: the rollback removes it
+                raise
+            self.writer._report_repair()
+
+    def rollback(self) -> None:
+        """Remove the temp; a renamed file cannot be taken back (its commit was the last step)."""
+        tmp, self.tmp = self.tmp, None
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)

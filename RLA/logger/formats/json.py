@@ -6,8 +6,8 @@ import os
 from typing import Any, Mapping, Optional
 
 from RLA.fs import json_default
-from RLA.logger.formats._append import repair_torn_tail, write_all
-from RLA.logger.formats.base import KVWriter, require_dir
+from RLA.logger.formats._append import append_undoable, repair_torn_tail
+from RLA.logger.formats.base import KVWriter, StagedRow, require_dir
 
 PROGRESS_JSON = "progress.json"
 
@@ -17,7 +17,8 @@ class JSONOutputFormat(KVWriter):
 
     numpy/torch values become numbers or lists; NaN and infinities are written as the
     ``NaN``/``Infinity`` tokens Python and pandas read back. A partial last line left by
-    a killed process is removed when the file is opened again.
+    a killed process is removed when the file is opened again; a row that hit a full disk
+    is cut off before the error is raised.
 
     Args:
         log_dir: the run's log directory.
@@ -32,10 +33,13 @@ class JSONOutputFormat(KVWriter):
         repair_torn_tail(self.path)
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
-    def write(self, kvs: Mapping[str, Any], step: int) -> None:
+    def stage(self, kvs: Mapping[str, Any], step: int) -> StagedRow:
         self._check_open()
         line = json.dumps(kvs, default=json_default, allow_nan=True) + "\n"
-        write_all(self._fd, line.encode("utf-8"))
+        return append_undoable(self._fd, line.encode("utf-8"), self.path)
+
+    def write(self, kvs: Mapping[str, Any], step: int) -> None:
+        self.stage(kvs, step).commit()
 
     def _close(self) -> None:
         os.close(self._fd)

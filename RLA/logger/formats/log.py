@@ -4,7 +4,8 @@ from __future__ import annotations
 import os
 from typing import Any, Mapping, Optional, Sequence
 
-from RLA.logger.formats.base import KVWriter, SeqWriter, require_dir
+from RLA.logger.formats._append import append_undoable
+from RLA.logger.formats.base import KVWriter, SeqWriter, StagedRow, require_dir
 from RLA.logger.formats.human import TableRenderer
 
 LOG_TXT = "log.txt"
@@ -14,7 +15,8 @@ class LogTxtOutputFormat(KVWriter, SeqWriter):
     """Append dump tables and text lines to ``<log_dir>/log.txt``.
 
     Every write is handed to the operating system before returning (no fsync), so a
-    killed process loses nothing that was logged.
+    killed process loses nothing that was logged; a write that hits a full disk is cut
+    off again before the :class:`RLA.errors.DiskFullError` leaves.
 
     Args:
         log_dir: the run's log directory.
@@ -29,16 +31,16 @@ class LogTxtOutputFormat(KVWriter, SeqWriter):
         self.path = require_dir(log_dir, self.name) / filename
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
-    def _write_text(self, text: str) -> None:
-        data = text.encode("utf-8", "backslashreplace")
-        while data:
-            data = data[os.write(self._fd, data):]
+    def _write_text(self, text: str) -> StagedRow:
+        return append_undoable(self._fd, text.encode("utf-8", "backslashreplace"), self.path)
 
-    def write(self, kvs: Mapping[str, Any], step: int) -> None:
+    def stage(self, kvs: Mapping[str, Any], step: int) -> StagedRow:
         self._check_open()
         text = self._render(kvs)
-        if text:
-            self._write_text(text)
+        return self._write_text(text) if text else StagedRow()
+
+    def write(self, kvs: Mapping[str, Any], step: int) -> None:
+        self.stage(kvs, step).commit()
 
     def write_sequence(self, lines: Sequence[str]) -> None:
         self._check_open()
