@@ -22,6 +22,34 @@ META_FIELDS: Dict[str, np.dtype] = {
 }
 FLAG_LAST = 1        # the episode ended at this step (a done key was true)
 FLAG_TRUNCATED = 2   # marked truncated by an episode policy
+#: Names ``ReplayBuffer.get()`` adds next to the fields (each slot's bookkeeping): a field
+#: (or a nested group) of such a name would be shadowed by them, so it is refused.
+RESERVED = ("env_id", "episode_id", "step")
+
+
+def field_name_problem(name: object) -> str | None:
+    """Why ``name`` (a flat dotted field name) cannot be a field, or None when it can."""
+    if not isinstance(name, str) or not name:
+        return "it is not a non-empty string"
+    parts = name.split(SEP)
+    if any(not part or part.startswith("_") for part in parts):
+        return "a part of it is empty or starts with '_' (RLA's own arrays do)"
+    if parts[0] in RESERVED:
+        return (f"{parts[0]!r} is reserved: get() returns each item's {', '.join(RESERVED)} "
+                f"under these names")
+    return None
+
+
+def check_field_names(names: Iterable[object]) -> None:
+    """Raise :class:`ReplayBufferError` for the first name that cannot be a field."""
+    for name in names:
+        problem = field_name_problem(name)
+        if problem is not None:
+            raise ReplayBufferError(
+                f"Bad field name {name!r}: {problem}",
+                expected=f"names without a leading '_', not {' / '.join(RESERVED)} at the top "
+                         f"level", found=repr(name),
+                fix="rename your field (e.g. 'step' -> 'env_step')")
 
 
 def dtype_to_json(dt: np.dtype) -> Any:
@@ -141,7 +169,12 @@ class Schema:
     """An ordered set of :class:`FieldSpec` (user fields only; meta fields are implicit)."""
 
     def __init__(self, fields: Iterable[FieldSpec]) -> None:
+        fields = list(fields)
+        check_field_names(f.name for f in fields)
         self.fields: Dict[str, FieldSpec] = {f.name: f for f in fields}
+        if len(self.fields) != len(fields):
+            raise ReplayBufferError("A field is declared twice", expected="unique field names",
+                                    found=repr([f.name for f in fields]), fix="rename your field")
         if not self.fields:
             raise ReplayBufferError("Empty schema", expected="at least one field",
                                     found="no fields", fix="declare the fields you store")

@@ -19,8 +19,9 @@ from RLA.replay_buffer import episodes as ep_mod
 from RLA.replay_buffer import ted
 from RLA.replay_buffer.schema import FLAG_TRUNCATED, Schema
 from RLA.replay_buffer.snapshot import format as fmt
+from RLA.replay_buffer.snapshot import validate
 from RLA.replay_buffer.snapshot.load import check_compatible
-from RLA.replay_buffer.snapshot.shard_io import (check_segments, read_arrays, read_meta,
+from RLA.replay_buffer.snapshot.shard_io import (read_arrays, read_meta,
                                                  read_segment_into, ring_order,
                                                  segment_fields)
 
@@ -201,7 +202,6 @@ def load_resharded(buf: "ReplayBuffer", store: Path, snap_dir: Path,
     metas = {}
     for m in sorted(shards):
         check_compatible(buf, shards[m], snap_dir / fmt.shard_file(m), same_capacity=False)
-        check_segments(shards[m], snap_dir / fmt.shard_file(m))
         metas[m] = read_meta(store, shards[m], schema)
     result = plan(shards, metas, world_size, buf.capacity, buf.num_envs, policy, on_overflow)
     mine = result["ranks"][rank]
@@ -263,7 +263,7 @@ def reshard_snapshot(src: Any, dst: Any, world_size: int, capacity: Optional[int
     from RLA.replay_buffer.snapshot.save import next_seq, publish
     from RLA.replay_buffer.snapshot.shard_io import capture, live_source, write_shard
     store, snap_dir, manifest = fmt.resolve(src, snapshot)
-    shards = fmt.read_shards(snap_dir, manifest, allow_missing_shards)
+    shards = validate.read_shards(snap_dir, manifest, allow_missing_shards)
     first = shards[min(shards)]
     schema = Schema.from_json(first["schema"]) if first.get("schema") else None
     if schema is None:

@@ -22,10 +22,11 @@ from RLA.errors import ReplayBufferError
 from RLA.fs import atomic_write_json
 from RLA.replay_buffer import trajectory_files as tf
 from RLA.replay_buffer.episodes import episode_counter, make_episode_id
-from RLA.replay_buffer.schema import (dtype_from_json, dtype_to_json, flatten, is_torch, to_numpy,
-                                      to_torch, unflatten)
+from RLA.replay_buffer.schema import (check_field_names, dtype_from_json, dtype_to_json, flatten,
+                                      is_torch, to_numpy, to_torch, unflatten)
 from RLA.replay_buffer.snapshot import file_io as fio
 from RLA.replay_buffer.snapshot import format as fmt
+from RLA.replay_buffer.snapshot import validate
 from RLA.replay_buffer.snapshot.commit import Committer
 from RLA.replay_buffer.snapshot.save import next_seq, publish
 from RLA.replay_buffer.snapshot.shard_io import store_key
@@ -102,6 +103,7 @@ class TrajectoryReplayBuffer:
             meta = {k: v for k, v in raw.items() if isinstance(v, (str, int, float, bool))
                     or v is None}
             arrays = flatten({k: v for k, v in raw.items() if k not in meta})
+            check_field_names(arrays)  # the same names as a ReplayBuffer's fields
             self.return_torch = self.return_torch or any(is_torch(v) for v in arrays.values())
             data = {k: to_numpy(v) for k, v in arrays.items()}
             lengths = {v.shape[0] if v.ndim else -1 for v in data.values()}
@@ -284,7 +286,7 @@ class TrajectoryReplayBuffer:
             raise ReplayBufferError(f"{snap_dir} is not a trajectory checkpoint",
                                     expected=KIND, found=repr(manifest.get("kind")),
                                     fix="load it with ReplayBuffer.loads")
-        shards = fmt.read_shards(snap_dir, manifest)
+        shards = validate.read_shards(snap_dir, manifest)
         entries = [e for r in sorted(shards) for e in shards[r]["trajectories"]]
         entries.sort(key=lambda e: (int(episode_counter(e["id"])), e["id"]))
         if is_distributed and world_size > 1:

@@ -12,6 +12,7 @@ import pytest
 from RLA.replay_buffer import ReplayBuffer
 from RLA.replay_buffer.sharding import plan, reshard_snapshot
 from RLA.replay_buffer.snapshot import format as fmt
+from RLA.replay_buffer.snapshot import validate
 from RLA.replay_buffer.snapshot.shard_io import read_meta
 from RLA.replay_buffer.schema import Schema
 
@@ -119,7 +120,7 @@ def test_plan_is_deterministic_balanced_and_never_splits(tmp_path):
     [t.start() for t in threads]
     [t.join() for t in threads]
     store, snap, manifest = fmt.resolve(tmp_path / "s")
-    shards = fmt.read_shards(snap, manifest)
+    shards = validate.read_shards(snap, manifest)
     schema = Schema.from_json(shards[0]["schema"])
     metas = {m: read_meta(store, shards[m], schema) for m in shards}
     policy = {"complete": "keep", "headless": "keep", "open": "carry", "headless_open": "carry"}

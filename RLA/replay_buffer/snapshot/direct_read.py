@@ -194,7 +194,7 @@ def read_direct(path: Path, views: Sequence[memoryview], size: int, crc: int,
         CorruptSnapshotError: the file ends early or fails its CRC-32 (the views then hold
             unverified bytes).
     """
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    fd = fio.open_listed(path)
     try:
         if cached(fd, size):
             return False

@@ -7,6 +7,7 @@ are read with O_DIRECT where it applies (direct_read.py).
 from __future__ import annotations
 
 import ctypes
+import errno
 import functools
 import importlib
 import json
@@ -160,8 +161,31 @@ def prefetch(path: Path) -> None:
 
 
 def ended_early(path: Path, size: int, done: int) -> CorruptSnapshotError:
-    return CorruptSnapshotError(f"Snapshot file {path} ended early", expected=f"{size} bytes",
-                                found=f"{done} bytes", fix="load an older snapshot")
+    return CorruptSnapshotError(f"Snapshot file {path} ended early (it shrank while being read)",
+                                expected=f"{size} bytes", found=f"only {done} bytes could be read",
+                                fix="load an older snapshot")
+
+
+#: Opens never follow a link at the last component (the earlier ones are checked by the
+#: manifest check, validate.py).
+NOFOLLOW = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+
+
+def open_listed(path: Path) -> int:
+    """Open a file a manifest lists for reading, without following a symbolic link."""
+    try:
+        return os.open(path, NOFOLLOW)
+    except FileNotFoundError:
+        raise CorruptSnapshotError(f"Snapshot file {path} is missing",
+                                   expected="every file listed in the manifest", found="no file",
+                                   fix="restore the file or load an older snapshot") from None
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+        raise CorruptSnapshotError(f"Snapshot file {path} is a symbolic link",
+                                   expected="a regular file (links are not followed)",
+                                   found=f"a link to {os.readlink(path)!r}",
+                                   fix="replace the link by the file itself") from None
 
 
 def bad_checksum(path: Path, crc: int, actual: int) -> CorruptSnapshotError:
@@ -183,22 +207,26 @@ def read_verified(path: Path, views: Sequence[memoryview], size: int, crc: int,
     Raises:
         CorruptSnapshotError: missing, truncated or longer file, or checksum mismatch.
     """
-    try:
-        actual = os.stat(path).st_size
-    except FileNotFoundError:
-        raise CorruptSnapshotError(f"Snapshot file {path} is missing",
-                                   expected="every file listed in the manifest", found="no file",
-                                   fix="restore the file or load an older snapshot") from None
-    if actual != size:
-        raise CorruptSnapshotError(f"Snapshot file {path} has the wrong size",
-                                   expected=f"{size} bytes", found=f"{actual} bytes",
-                                   fix="the file is truncated or altered; load an older snapshot")
-    if (DIRECT_READS if direct is None else direct) and sum(len(v) for v in views) == size:
-        from RLA.replay_buffer.snapshot import direct_read
-        if size >= direct_read.ALIGN and direct_read.read_direct(path, views, size, crc, in_place):
-            return
-    done = 0
-    with open(path, "rb", buffering=0) as handle:
+    want = sum(len(v) for v in views)
+    if want != size:  # the manifest's shapes and its file size disagree
+        raise CorruptSnapshotError(f"Snapshot file {path} does not match its manifest",
+                                   expected=f"a file of {want} bytes for the listed shapes and "
+                                            f"dtypes", found=f"{size} bytes listed",
+                                   fix="the manifest is damaged; load an older snapshot")
+    fd = open_listed(path)
+    with open(fd, "rb", buffering=0) as handle:
+        actual = os.fstat(fd).st_size
+        if actual != size:
+            raise CorruptSnapshotError(f"Snapshot file {path} has the wrong size",
+                                       expected=f"{size} bytes", found=f"{actual} bytes",
+                                       fix="the file is truncated or altered; load an older "
+                                           "snapshot")
+        if DIRECT_READS if direct is None else direct:
+            from RLA.replay_buffer.snapshot import direct_read
+            if size >= direct_read.ALIGN and \
+                    direct_read.read_direct(path, views, size, crc, in_place):
+                return
+        done = 0
         for view in views:
             n = len(view)
             pos = 0
@@ -215,20 +243,14 @@ def read_verified(path: Path, views: Sequence[memoryview], size: int, crc: int,
 
 def read_json_verified(path: Path, size: Optional[int] = None, crc: Optional[int] = None) -> Any:
     """Parse a JSON file of the snapshot, optionally checking its size and CRC-32."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise CorruptSnapshotError(f"Snapshot file {path} is missing",
-                                   expected="a file listed by the manifest", found="no file",
-                                   fix="restore it or load an older snapshot") from None
+    with open(open_listed(path), "rb") as handle:
+        data = handle.read()
     if size is not None and len(data) != size:
         raise CorruptSnapshotError(f"Snapshot file {path} has the wrong size",
                                    expected=f"{size} bytes", found=f"{len(data)} bytes",
                                    fix="load an older snapshot")
     if crc is not None and crc32(data) != crc:
-        raise CorruptSnapshotError(f"Snapshot file {path} fails its checksum",
-                                   expected=f"{CHECKSUM} {crc:08x}",
-                                   found=f"{crc32(data):08x}", fix="load an older snapshot")
+        raise bad_checksum(path, crc, crc32(data))
     try:
         return json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:

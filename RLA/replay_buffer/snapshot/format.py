@@ -15,12 +15,15 @@ CRC-32; no file is ever unpickled. Inside a segment file, see segment_layout.py.
 """
 from __future__ import annotations
 
+import os
+import stat
 import warnings
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from RLA.errors import CorruptSnapshotError, ReplayBufferError
 from RLA.replay_buffer.snapshot.file_io import read_json_verified
+from RLA.safe_paths import is_plain_name
 
 FORMAT = "rla-replay-snapshot"
 #: 3: narrowed integer chunks; 2: padded segment layout (field offsets). 1 and 2 are still read.
@@ -80,7 +83,15 @@ def snapshot_dirs(store: Path) -> List[Path]:
         return []
     return [entry for entry in store.iterdir()
             if not entry.name.startswith(".") and entry.name != SEGMENTS and
-            (entry / MANIFEST).is_file()]
+            _plain_dir(entry) and (entry / MANIFEST).is_file()]
+
+
+def _plain_dir(path: Path) -> bool:
+    """A directory that is not a symbolic link (links in a store are never followed)."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def scan(store: Path) -> Tuple[List[Tuple[int, float, str, Path]], List[Tuple[int, str]],
@@ -142,7 +153,7 @@ def resolve(path: Any, snapshot: Optional[str] = None) -> Tuple[Path, Path, Dict
                                 fix="check the path")
     if snapshot is not None:
         snap = path / snapshot
-        if not (snap / MANIFEST).is_file():
+        if not is_plain_name(snapshot) or not _plain_dir(snap) or not (snap / MANIFEST).is_file():
             raise ReplayBufferError(f"No snapshot {snapshot!r} in {path}",
                                     expected=f"one of {[s[2] for s in list_snapshots(path)]}",
                                     found="no such published snapshot",
@@ -164,44 +175,3 @@ def resolve(path: Any, snapshot: Optional[str] = None) -> Tuple[Path, Path, Dict
                       f"newer RLA (format > {FORMAT_VERSION}) and are skipped; loading "
                       f"{snap_id} (upgrade RLA to load them)", stacklevel=3)
     return path, snap, manifests[snap_id]
-
-
-def read_shards(snap_dir: Path, manifest: Dict[str, Any],
-                allow_missing: bool = False) -> Dict[int, Dict[str, Any]]:
-    """Read and verify every shard manifest listed by ``manifest``; warn about extra files."""
-    shards: Dict[int, Dict[str, Any]] = {}
-    listed = {MANIFEST}
-    for entry in manifest.get("shards", []):
-        listed.add(entry["file"])
-        listed.add(shard_dir(int(entry["rank"])))
-        path = snap_dir / entry["file"]
-        if not path.exists() and allow_missing:
-            warnings.warn(f"replay snapshot {snap_dir}: shard {entry['file']} is missing; "
-                          f"its data is lost (allow_missing_shards=True)", stacklevel=3)
-            continue
-        if not path.exists():
-            raise CorruptSnapshotError(
-                f"Snapshot shard {path} is missing",
-                expected=f"{manifest.get('world_size')} shards", found=f"no {entry['file']}",
-                fix="restore the shard, or pass allow_missing_shards=True to accept the loss")
-        shard = read_json_verified(path, entry["bytes"], entry["crc32"])
-        if entry.get("size") is not None and shard.get("size") != entry["size"]:
-            raise _disagree(snap_dir, f"size {entry['size']} for rank {entry['rank']}",
-                            f"{path.name} holds {shard.get('size')} items")
-        shards[int(entry["rank"])] = shard
-    if len(shards) == len(manifest.get("shards", [])) and manifest.get("episode_report"):
-        total = total_episode_report(shards.values())
-        if total != manifest["episode_report"]:
-            raise _disagree(snap_dir, f"episode counts {manifest['episode_report']}",
-                            f"the shards sum to {total}")
-    extra = sorted(p.name for p in snap_dir.iterdir() if p.name not in listed)
-    if extra:
-        warnings.warn(f"replay snapshot {snap_dir}: files not listed in the manifest are "
-                      f"ignored: {extra}", stacklevel=3)
-    return shards
-
-
-def _disagree(snap_dir: Path, listed: str, actual: str) -> CorruptSnapshotError:
-    return CorruptSnapshotError(f"{snap_dir / MANIFEST} disagrees with its shard manifests",
-                                expected=listed, found=actual,
-                                fix="the manifest was altered; load an older snapshot")

@@ -8,6 +8,7 @@ import numpy as np
 from RLA.replay_buffer.schema import Schema
 from RLA.replay_buffer.snapshot import file_io as fio
 from RLA.replay_buffer.snapshot import format as fmt
+from RLA.replay_buffer.snapshot import validate
 from RLA.replay_buffer.snapshot.segment_layout import check_widens, chunk_layout
 from RLA.replay_buffer.snapshot.shard_io import segment_fields
 
@@ -15,7 +16,7 @@ from RLA.replay_buffer.snapshot.shard_io import segment_fields
 def describe(path: Any, snapshot: Optional[str] = None) -> Dict[str, Any]:
     """Manifest, shards, schema, counts, episode classes and sizes (no payload is read)."""
     store, snap_dir, manifest = fmt.resolve(path, snapshot)
-    shards = fmt.read_shards(snap_dir, manifest)
+    shards = validate.read_shards(snap_dir, manifest)
     rows = []
     total = 0
     for rank in sorted(shards):
@@ -44,7 +45,7 @@ def verify(path: Any, snapshot: Optional[str] = None) -> Dict[str, int]:
     narrowed integers widening within their type); raises ``CorruptSnapshotError`` on any
     mismatch."""
     store, snap_dir, manifest = fmt.resolve(path, snapshot)
-    shards = fmt.read_shards(snap_dir, manifest)
+    shards = validate.read_shards(snap_dir, manifest)
     files = nbytes = 0
     for rank in sorted(shards):
         shard = shards[rank]

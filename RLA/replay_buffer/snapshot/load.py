@@ -15,8 +15,9 @@ from RLA.replay_buffer import ted
 from RLA.replay_buffer.schema import Schema
 from RLA.replay_buffer.snapshot import file_io as fio
 from RLA.replay_buffer.snapshot import format as fmt
-from RLA.replay_buffer.snapshot.shard_io import (check_segments, read_arrays,
-                                                 read_segment_into, segment_fields, store_key)
+from RLA.replay_buffer.snapshot import validate
+from RLA.replay_buffer.snapshot.shard_io import (read_arrays, read_segment_into, segment_fields,
+                                                 store_key)
 from RLA.replay_buffer.storage.base import Storage
 
 if TYPE_CHECKING:
@@ -134,7 +135,6 @@ def exact_load(buf: "ReplayBuffer", store: Path, snap_dir: Path, shard: Dict[str
         raise ReplayBufferError(f"Snapshot num_envs of {where} differs from the buffer's",
                                 expected=str(buf.num_envs), found=str(shard["episodes"]["num_envs"]),
                                 fix="build the buffer with the snapshot's num_envs")
-    check_segments(shard, where)
     storage = buf.storage.new_like().allocate(schema, buf.capacity)
     try:
         names = shard.get("segment_fields")
@@ -187,7 +187,7 @@ def load_buffer(buf: "ReplayBuffer", path: Any, snapshot: Optional[str] = None,
         raise ReplayBufferError(f"{snap_dir} is a {manifest.get('kind')} snapshot",
                                 expected="a ReplayBuffer snapshot", found=repr(manifest.get("kind")),
                                 fix="load it with TrajectoryReplayBuffer.load_checkpoint")
-    shards = fmt.read_shards(snap_dir, manifest, allow_missing_shards)
+    shards = validate.read_shards(snap_dir, manifest, allow_missing_shards)
     world = int(manifest["world_size"])
     world_size = buf.world_size if world_size is None else int(world_size)
     rank = (buf.rank if buf.rank < world_size else 0) if rank is None else int(rank)

@@ -13,6 +13,7 @@ from typing import List, Optional, Set
 from RLA.errors import CorruptSnapshotError, ReplayBufferError
 from RLA.fs import fsync_dir
 from RLA.replay_buffer.snapshot import format as fmt
+from RLA.replay_buffer.snapshot import validate
 
 #: Staging directories older than this are leftovers of crashed saves.
 STAGING_TTL = 3600.0
@@ -61,7 +62,7 @@ def listed_files(store: Path, snap: Path) -> Optional[List[Path]]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # extra files: reported when the snapshot is loaded
-            shards = fmt.read_shards(snap, fmt.read_manifest(snap))
+            shards = validate.read_shards(snap, fmt.read_manifest(snap))
         files = []
         for shard in shards.values():
             files += [(store / seg["file"], seg["bytes"]) for seg in fmt.segment_records(shard)]

@@ -146,11 +146,17 @@ def segment_spans(seg: Dict[str, Any], fields: List[FieldSpec], path: Path,
     for off, size in zip(offsets if ok else [], sizes):
         ok = ok and pos <= off < pos + fmt.ALIGN_TO
         pos = off + size
-    if not ok or pos != seg["bytes"]:
+    if not ok:
+        raise CorruptSnapshotError(f"Segment {path} lists bad chunk offsets",
+                                   expected=f"{len(sizes)} increasing offsets, each chunk after "
+                                            f"the previous one with padding < {fmt.ALIGN_TO}",
+                                   found=f"offsets {offsets!r:.80} for chunks of {sizes!r:.80} "
+                                         f"bytes", fix="load an older snapshot")
+    if pos != seg["bytes"]:
         raise CorruptSnapshotError(f"Segment {path} does not match the schema",
-                                   expected=f"{sum(sizes)} bytes of {n} items "
-                                            f"({len(sizes)} fields, padding < {fmt.ALIGN_TO})",
-                                   found=f"{seg['bytes']} bytes listed, offsets {offsets!r:.80}",
+                                   expected=f"{pos} bytes for {n} items of {len(sizes)} fields "
+                                            f"(as the schema and offsets say)",
+                                   found=f"{seg['bytes']} bytes listed",
                                    fix="load an older snapshot")
     return offsets
 

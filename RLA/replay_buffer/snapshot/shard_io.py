@@ -209,23 +209,6 @@ def write_shard(cap: Capture, staging: Path, session: str, source: ChunkSource,
     return shard
 
 
-def check_segments(shard: Dict[str, Any], where: Path) -> None:
-    """The segments must tile ``[0, size)`` exactly, in order."""
-    pos = 0
-    for seg in shard["segments"]:
-        if seg["start"] != pos or seg["end"] <= seg["start"]:
-            raise CorruptSnapshotError(
-                f"Shard manifest {where} does not match its segments",
-                expected=f"a segment starting at slot {pos}",
-                found=f"segment {seg['file']} covering [{seg['start']}, {seg['end']})",
-                fix="the snapshot is damaged; load an older one")
-        pos = seg["end"]
-    if pos != shard["size"]:
-        raise CorruptSnapshotError(f"Shard manifest {where} does not match its segments",
-                                   expected=f"segments covering {shard['size']} items",
-                                   found=f"{pos} items", fix="load an older snapshot")
-
-
 def read_segment_into(store: Path, seg: Dict[str, Any], schema: Schema,
                       arrays: Dict[str, np.ndarray], offset: int = 0,
                       names: Optional[List[str]] = None, in_place: bool = True) -> None:
@@ -272,11 +255,12 @@ def read_meta(store: Path, shard: Dict[str, Any], schema: Schema) -> Dict[str, n
     for seg in shard["segments"]:
         path = store / seg["file"]
         layout = chunk_layout(seg, fields, path)
-        if not _exists_with_size(path, seg["bytes"]):
-            raise CorruptSnapshotError(f"Segment {path} is missing or has the wrong size",
-                                       expected=f"{seg['bytes']} bytes",
-                                       found="a different file", fix="load an older snapshot")
-        with open(path, "rb") as handle:
+        with open(fio.open_listed(path), "rb") as handle:
+            actual = os.fstat(handle.fileno()).st_size
+            if actual != seg["bytes"]:
+                raise CorruptSnapshotError(f"Segment {path} has the wrong size",
+                                           expected=f"{seg['bytes']} bytes",
+                                           found=f"{actual} bytes", fix="load an older snapshot")
             for f, (off, dtype, base) in zip(fields, layout):
                 if f.name.startswith("_"):
                     dest = out[f.name][seg["start"]:seg["end"]]
