@@ -74,10 +74,26 @@ def validate_section(cls: Type[T], raw: Any, source: str, prefix: str = "") -> T
                               expected=f"one of {', '.join(prefix + k for k in sorted(lookup))}",
                               found=f"{prefix}{key}",
                               fix=f"{hint}remove or rename the key")
+        if isinstance(value, str) and not value.strip():
+            continue  # the original's templates write '' for "not set": keep the default
         name = lookup[key]
         field = fields[name]
-        values[name] = _check(field, value, source, f"{prefix}{key}")
+        values[name] = _check(field, _from_text(field, value), source, f"{prefix}{key}")
     return cls(**values)  # type: ignore[call-arg]
+
+
+def _from_text(field: dataclasses.Field, value: Any) -> Any:
+    """A number written as text (the original's ``port: '22'``) for a numeric key, else ``value``."""
+    types = field.metadata.get("types", (str,))
+    if not isinstance(value, str) or str in types:
+        return value
+    for kind in (int, float):
+        if kind in types:
+            try:
+                return kind(value.strip())
+            except ValueError:
+                pass
+    return value
 
 
 def _check(field: dataclasses.Field, value: Any, source: str, key: str) -> Any:

@@ -30,7 +30,7 @@ from RLA.logger.time_step import time_step_holder
 DEFAULT_FILE_FORMATS = ("stdout", "log", "csv")
 #: Keyword arguments of the original ``configure`` that are accepted and ignored.
 _IGNORED_KW = ("framework", "comm", "log_suffix")
-_ACCEPTED_KW = ("level", "time_step")
+_ACCEPTED_KW = ("level", "time_step", "redact")
 
 HumanOutputFormat = LogTxtOutputFormat
 
@@ -60,7 +60,8 @@ def configure(dir: Optional[str] = None, format_strs: Optional[Sequence[FormatSp
             (comma-separated) or ``stdout,log,csv`` with a directory / ``stdout`` without.
         hyper_params: recorded once by the formats that keep them (TensorBoard).
         on_dump: called after every non-empty dump with a copy of the row.
-        **kw: ``level`` and ``time_step`` (a ``TimeStepHolder``); the original's
+        **kw: ``level``, ``time_step`` (a ``TimeStepHolder``) and ``redact`` (a text →
+            text function applied to every line and text value written); the original's
             ``framework``/``comm``/``log_suffix`` are accepted and ignored.
 
     Returns:
@@ -78,7 +79,7 @@ def configure(dir: Optional[str] = None, format_strs: Optional[Sequence[FormatSp
         format_strs = [f for f in env.split(",") if f] or \
             (list(DEFAULT_FILE_FORMATS) if dir is not None else ["stdout"])
     new = Logger(dir, list(format_strs), hyper_params=hyper_params, on_dump=on_dump,
-                 level=kw.get("level", INFO), time_step=kw.get("time_step"))
+                 level=kw.get("level", INFO), time_step=kw.get("time_step"), redact=kw.get("redact"))
     old, _State.current = _State.current, new
     if old is not None:
         old.close()
@@ -242,11 +243,63 @@ def profile(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     return decorator
 
 
+# -- polixir's shortcuts (time-step, time tracker, no-op MPI hook) ----------------------
+def get_time() -> int:
+    """The current time-step (``time_step_holder.get_time()``)."""
+    return time_step_holder.get_time()
+
+
+def set_time(ts: int) -> None:
+    """Set the current time-step (works before ``configure`` too)."""
+    time_step_holder.set_time(ts)
+
+
+def open_time_tracker(name: str) -> Any:
+    """``with logger.open_time_tracker('rollout'):`` times a section with ``RLA.time_tracker``."""
+    from RLA.easy_log.time_used_recorder import time_tracker
+
+    return time_tracker(name)
+
+
+def log_time_tracker() -> None:
+    """Record the sections of ``RLA.time_tracker`` for the next dump (kept out of the CSV)."""
+    from RLA.easy_log.time_used_recorder import time_tracker
+
+    time_tracker.log()
+
+
+def set_comm(comm: Any) -> None:
+    """Accepted for the original's MPI hook, which never did anything; RLA ignores it."""
+    del comm
+
+
+def valid_float_value(value: Any) -> bool:
+    """Whether ``float(value)`` succeeds."""
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def summary_val(key: str, value: Any) -> Any:
+    """A TensorFlow ``Summary.Value``: TensorFlow only."""
+    raise BackendNotInstalledError(
+        "logger.summary_val builds a TensorFlow summary, and RLA does not support TensorFlow",
+        expected="scalars recorded with logger.record_tabular", found=f"summary_val({key!r}, ...)",
+        fix="call logger.record_tabular(key, value) instead")
+
+
 def __getattr__(name: str) -> Any:
     # The TensorBoard class is resolved lazily so this module never imports tensorboardX.
     if name == "TensorBoardOutputFormat":
         from RLA.logger.formats.tensorboard import TensorBoardOutputFormat
         return TensorBoardOutputFormat
+    if name in ("ma_dict", "lst_print_dict"):
+        # The original's module globals live in the current logger: its moving-average
+        # windows and its last-recorded steps of freq= keys (read them, do not replace them).
+        current = get_current()
+        return current._ma if name == "ma_dict" else current._last_record
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -261,4 +314,6 @@ __all__ = [
     "log", "debug", "info", "warn", "error", "backup", "set_level", "get_dir",
     "get_tbx_writer", "timestep", "time_step_holder", "ProfileKV", "profile",
     "read_csv", "read_json", "read_tb",
+    "get_time", "set_time", "open_time_tracker", "log_time_tracker", "set_comm", "valid_float_value",
+    "summary_val",
 ]

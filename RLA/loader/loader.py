@@ -19,13 +19,14 @@ from pathlib import Path
 from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 from RLA.checkpoint import LoadedCheckpoint, restore_rng_state
-from RLA.errors import CheckpointError, RLAError, RunStateError
+from RLA.errors import CheckpointError, HyperParameterError, RLAError, RunStateError
 from RLA.fs import json_default
 from RLA.loader import continuation
 from RLA.loader.past_run import PastRun
 from RLA.logger.time_step import time_step_holder
 from RLA.manager.checkpointing import filter_prefix, split_state
 from RLA.naming import DATE_RE
+from RLA.redaction import MARKER, contains_marker
 
 #: Hyper-parameters naming the run to load (set by ``arg_parser_postprocess``).
 LOADED_DATE, LOADED_TASK_NAME = "loaded_date", "loaded_task_name"
@@ -42,6 +43,8 @@ class ExperimentLoader:
     Args:
         manager: the experiment manager of the current run (default: the global
             ``exp_manager``, looked up when used).
+        trust_pickles: convert a past run's original ``<name>.pkl`` state (your own
+            runs only; a restricted unpickler refuses anything but plain state).
 
     The past run is chosen by :meth:`config`, or else by the current hyper-parameters
     ``loaded_date`` / ``loaded_task_name`` (see :func:`arg_parser_postprocess`). Without
@@ -49,8 +52,11 @@ class ExperimentLoader:
     ``fork_log_files()`` does nothing, so a script runs fresh by default.
     """
 
-    def __init__(self, manager: Any = None) -> None:
+    def __init__(self, manager: Any = None, trust_pickles: bool = False) -> None:
         self._manager = manager
+        #: Read the original's pickled state of a past run once (restricted unpickler) and
+        #: convert it to RLA's JSON state; off by default (see RLA.loader.legacy_pickle).
+        self.trust_pickles = trust_pickles
         self.task_name: Optional[str] = None
         self.record_date: Optional[str] = None
         self.data_root: Optional[str] = None
@@ -121,7 +127,7 @@ class ExperimentLoader:
                                                                     "or the hyper-parameter loaded_date",
                                found=f"record_date={record!r}, root={root!r}",
                                fix="call config(...) or pass --loaded_date YYYY/MM/DD/HH-MM-SS-ffffff")
-            self._past = PastRun.find(root, task, record)
+            self._past = PastRun.find(root, task, record, trust_pickles=self.trust_pickles)
         return self._past
 
     @property
@@ -148,6 +154,11 @@ class ExperimentLoader:
             sync_timestep: also set the time-step to the step a resume restores (the newest
                 complete numbered checkpoint, as ``fork_log_files()`` uses; the run's last
                 time-step when it has none).
+
+        Raises:
+            HyperParameterError: a stored value was redacted (a secret, see
+                :mod:`RLA.redaction`) and the current hyper-parameters have no value for it;
+                with one, the current value is used.
         """
         current = copy.deepcopy(dict(getattr(self.manager, "hyper_param", {}) or {}))
         if not self._selected():
@@ -162,10 +173,35 @@ class ExperimentLoader:
                 raise RLAError(f"hp_to_overwrite names {key!r}, which is not a current hyper-parameter",
                                expected=f"one of {sorted(current)}", found=repr(key),
                                fix="set it with exp_manager.set_hyper_param(...) first or drop it")
+        self._restore_redacted(merged, current)
         if sync_timestep:  # the step a resume restores: the newest complete numbered checkpoint
             step = self._checkpoint(None, "cpu").step if past.saver().steps() else past.time_step
             time_step_holder.set_time(step)
         return argparse.Namespace(**merged)
+
+    def _restore_redacted(self, merged: Dict[str, Any], current: Dict[str, Any]) -> None:
+        """Take every stored value that was redacted (a secret) from the current hyper-parameters.
+
+        A run never stores its secrets, so a resume must get them again from its own command
+        line or environment; training on the text ``<redacted>`` would fail far from the cause.
+
+        Raises:
+            HyperParameterError: a redacted key has no current value.
+        """
+        redacted = sorted(key for key, value in merged.items() if contains_marker(value))
+        missing = [key for key in redacted if key not in current]
+        if missing:
+            raise HyperParameterError(
+                f"The past run's hyper-parameter(s) {', '.join(map(repr, missing))} were redacted (secrets are "
+                f"never stored)", expected="the secret given again to the resuming process",
+                found=f"{MARKER} in the stored value and no current value",
+                fix="pass it on this command line (e.g. --{0} ...) or set_hyper_param({0}=...) "
+                    "before the loader".format(missing[0]))
+        for key in redacted:
+            merged[key] = current[key]
+        if redacted:
+            self._log(f"ExperimentLoader: {', '.join(redacted)} taken from the current hyper-parameters "
+                      f"(stored redacted)")
 
     # -------------------------------------------------------------------- load
     def _checkpoint(self, ckp_index: Union[None, int, str], map_location: Any,

@@ -12,6 +12,8 @@ from RLA.checkpoint import CheckpointSaver, LoadedCheckpoint, backend_for_framew
 from RLA.errors import CheckpointError, RLAError, RunNotFoundError
 from RLA.fs import read_json
 from RLA.layout import RunLayout, find_run
+from RLA.loader.legacy_checkpoints import legacy_checkpoints, load_legacy_checkpoint
+from RLA.loader.legacy_state import convert_legacy_state, state_from_text_files
 from RLA.manager.checkpointing import TIME_STEP_KEY
 
 
@@ -29,8 +31,13 @@ class PastRun:
     state: Dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def find(cls, data_root: Union[str, Path], task: Optional[str], record_date: str) -> "PastRun":
+    def find(cls, data_root: Union[str, Path], task: Optional[str], record_date: str,
+             trust_pickles: bool = False) -> "PastRun":
         """Locate the run and read its resume state.
+
+        Args:
+            trust_pickles: convert the original's ``<name>.pkl`` state (restricted
+                unpickler, once) when the run has no JSON state.
 
         Raises:
             RunNotFoundError: no run, or several runs, match; the data root does not exist.
@@ -41,7 +48,7 @@ class PastRun:
             raise RunNotFoundError(f"The data root {root} does not exist", expected="an existing data_root folder",
                                    found="no such folder", fix="pass the data_root the run was recorded in")
         layout = find_run(root, str(record_date), task=task)
-        return cls(layout, _read_state(layout))
+        return cls(layout, _read_state(layout, trust_pickles))
 
     @property
     def index(self) -> str:
@@ -75,7 +82,8 @@ class PastRun:
 
     def has_checkpoints(self) -> bool:
         folder = self.layout.checkpoint_dir
-        return folder.is_dir() and any(p.name.startswith("checkpoint-") for p in folder.iterdir())
+        return folder.is_dir() and (any(p.name.startswith("checkpoint-") for p in folder.iterdir())
+                                    or bool(legacy_checkpoints(folder)))
 
     def load_checkpoint(self, ckp_index: Union[None, int, str] = None, backend: Optional[str] = None,
                         map_location: Any = "cpu") -> LoadedCheckpoint:
@@ -84,8 +92,12 @@ class PastRun:
         Raises:
             CheckpointError: no checkpoint, missing step, corrupt or foreign file.
         """
+        saver = self.saver(backend)
+        legacy = load_legacy_checkpoint(saver, ckp_index, map_location)
+        if legacy is not None:
+            return legacy
         try:
-            return self.saver(backend).load_checkpoint(ckp_index, map_location=map_location)
+            return saver.load_checkpoint(ckp_index, map_location=map_location)
         except CheckpointError as exc:
             if "No such checkpoint" in exc.problem:
                 raise CheckpointError(f"Run {self.index} has no checkpoint to load "
@@ -95,8 +107,10 @@ class PastRun:
             raise
 
 
-def _read_state(layout: RunLayout) -> Dict[str, Any]:
+def _read_state(layout: RunLayout, trust_pickles: bool = False) -> Dict[str, Any]:
     state_file = layout.archive_tester_file
+    if trust_pickles and not state_file.exists():
+        convert_legacy_state(layout)
     if state_file.is_file():
         try:
             state = read_json(state_file)
@@ -113,9 +127,14 @@ def _read_state(layout: RunLayout) -> Dict[str, Any]:
         return {"hyper_param": info.get("hyper_params") or {}, "hyper_param_record": info.get("tracked_keys") or [],
                 "custom_data": {}, "time_step": (info.get("last_checkpoint") or {}).get("step", 0),
                 "config": info.get("config"), "index": info.get("index")}
+    text_state = state_from_text_files(layout)
+    if text_state is not None:
+        return text_state
     if state_file.with_suffix(".pkl").is_file():
         raise RLAError(f"Run {layout.index} only has the original RLA's pickled state",
-                       expected=f"{state_file.name} (JSON)", found=f"{state_file.with_suffix('.pkl')}",
-                       fix="pickles are never loaded (they can run code); run `rla migrate` or pass the "
-                           "hyper-parameters yourself and load the checkpoint with CheckpointSaver")
+                       expected=f"{state_file.name} (JSON), or parameter.json / backup.txt with its "
+                                "hyper-parameters", found=f"{state_file.with_suffix('.pkl')}",
+                       fix=f"if the pickle is your own, convert it once with `rla migrate --convert-legacy-state "
+                           f"--data-root {layout.data_root} {layout.index}` or pass "
+                           f"ExperimentLoader(trust_pickles=True) (a restricted unpickler reads it)")
     return {}

@@ -111,10 +111,24 @@ def select(args: argparse.Namespace, data_root: Path, archived: Optional[bool] =
                             where=args.where, since=args.since, until=args.until, status=args.status,
                             archived=archived, include_broken=include_broken,
                             progress=lambda items, n: bar(items, n, "indexing"))
-    for index, problem in selection.skipped:
-        what = "included anyway" if include_broken else "left out"
-        print(f"warning: run {index} could not be read ({problem}); {what}", file=sys.stderr)
+    report_skipped(selection.skipped, listed=include_broken)
     return selection
+
+
+def report_skipped(skipped: Iterable[Any], listed: bool = False) -> None:
+    """One ``warning: skipped <run>: <reason>`` line on stderr per damaged run (escaped).
+
+    Args:
+        skipped: ``(index, reason)`` pairs.
+        listed: the runs are shown anyway (``--include-broken``): say "damaged" instead.
+    """
+    from RLA.terminal import escape
+
+    for index, problem in skipped:
+        if listed:
+            print(f"warning: damaged {escape(index)}: {escape(problem)} (listed anyway)", file=sys.stderr)
+        else:
+            print(f"warning: skipped {escape(index)}: {escape(problem)}", file=sys.stderr)
 
 
 def describe_filters(args: argparse.Namespace) -> str:
@@ -195,7 +209,8 @@ def run_legacy(build: Callable[[argparse.Namespace], List[str]], parser: argpars
     try:
         command = build(args)
     except RLAError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        from RLA.terminal import escape
+        print(f"error: {escape(exc)}", file=sys.stderr)
         return exc.exit_code
     if args.data_root:
         command += ["--data-root", args.data_root]

@@ -70,7 +70,7 @@ def test_unknown_nested_key_suggests_the_right_one(tmp_path):
 
 @pytest.mark.parametrize("text, key", [
     ("SEND_LOG_FILE: 'yes'\n", "SEND_LOG_FILE"),
-    ("REMOTE_SETTING: {port: '22'}\n", "REMOTE_SETTING.port"),
+    ("REMOTE_SETTING: {port: 'twenty-two'}\n", "REMOTE_SETTING.port"),
     ("BACKUP_CONFIG: {backup_code_dir: src}\n", "BACKUP_CONFIG.backup_code_dir"),
     ("LOG_USED: {a: 1}\n", "LOG_USED"),
     ("HEARTBEAT_INTERVAL: -1\n", "HEARTBEAT_INTERVAL"),

@@ -1,0 +1,1 @@
+"""The original ``RLA.utils`` package (helpers in :mod:`RLA.utils.utils`)."""
