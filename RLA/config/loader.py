@@ -7,13 +7,14 @@ from pathlib import Path
 from typing import Any, Dict, Mapping, Optional, Union
 
 from RLA.config.fields import validate_section
+from RLA.config.redact import RedactSettings
 from RLA.config.remote import RemoteSettings
 from RLA.config.schema import BackupConfig, ProjectType, RLAConfig
 from RLA.errors import ConfigError
 
 CONFIG_NAME = "rla_config.yaml"
 _SECTIONS = {"PROJECT_TYPE": ProjectType, "BACKUP_CONFIG": BackupConfig,
-             "REMOTE_SETTING": RemoteSettings}
+             "REMOTE_SETTING": RemoteSettings, "REDACT": RedactSettings}
 _SCALARS = {"LOG_USED", "DL_FRAMEWORK", "SEND_LOG_FILE", "DATA_ROOT", "HEARTBEAT_INTERVAL"}
 _FRAMEWORKS = ("torch", "tensorflow", "none")
 

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 from RLA.config.fields import option, public_dict
+from RLA.config.redact import RedactSettings
 from RLA.config.remote import RemoteSettings
 
 LOG_FORMATS_BUILTIN = ("stdout", "log", "csv", "json", "tensorboard")
@@ -46,6 +47,7 @@ class RLAConfig:
     DL_FRAMEWORK: str = "torch"
     SEND_LOG_FILE: bool = False
     REMOTE_SETTING: RemoteSettings = field(default_factory=RemoteSettings)
+    REDACT: RedactSettings = field(default_factory=RedactSettings)
     DATA_ROOT: Optional[str] = None
     HEARTBEAT_INTERVAL: float = 30.0
     source: Optional[Path] = None
@@ -90,6 +92,7 @@ class RLAConfig:
             "DL_FRAMEWORK": self.DL_FRAMEWORK,
             "SEND_LOG_FILE": self.SEND_LOG_FILE,
             "REMOTE_SETTING": public_dict(self.REMOTE_SETTING),
+            "REDACT": public_dict(self.REDACT),
             "HEARTBEAT_INTERVAL": self.HEARTBEAT_INTERVAL,
         }
         if self.DATA_ROOT is not None:

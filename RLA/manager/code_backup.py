@@ -7,11 +7,10 @@ from pathlib import Path
 from typing import Iterable, List, Optional, Sequence
 
 from RLA.errors import ConfigError
+from RLA.redaction import RedactionPolicy, redact_file
 
 #: Never copied whatever the rules say: VCS internals and Python caches.
 ALWAYS_SKIPPED_DIRS = {".git", ".hg", ".svn", "__pycache__", ".pytest_cache", ".mypy_cache", ".trash"}
-#: Text files larger than this are not scanned for secrets (they are still copied).
-_SCAN_LIMIT = 8 * 1024 * 1024
 
 
 class IgnoreRules:
@@ -76,28 +75,20 @@ def _copy_tree(src: Path, dst: Path, rules: IgnoreRules, skip: Iterable[Path],
     return copied
 
 
-def _redact(files: Iterable[Path], secrets: Sequence[str]) -> None:
-    """Replace every occurrence of a secret in the copied files (never store secrets)."""
-    needles = [s.encode("utf-8") for s in secrets if s and len(s) >= 3]
-    if not needles:
-        return
+def _redact(files: Iterable[Path], policy: RedactionPolicy) -> None:
+    """Rewrite every copied file that holds a known secret in any of its forms (never store secrets)."""
     for path in files:
         try:
-            if path.stat().st_size > _SCAN_LIMIT:
-                continue
-            data = path.read_bytes()
+            redact_file(path, policy)
         except OSError:
-            continue
-        new = data
-        for needle in needles:
-            new = new.replace(needle, b"<redacted>")
-        if new != data:
-            path.write_bytes(new)
+            path.unlink(missing_ok=True)  # a copy that could not be redacted is not kept
+            raise
 
 
 def backup_code(code_dir: Path, project_root: Path, mode: str, backup_dirs: Sequence[str],
                 lib_dir: str, ignore_files: Sequence[Path], run_files: Sequence[Path],
-                skip: Sequence[Path] = (), secrets: Sequence[str] = ()) -> List[Path]:
+                skip: Sequence[Path] = (), secrets: Sequence[str] = (),
+                redaction: Optional[RedactionPolicy] = None) -> List[Path]:
     """Copy the code of a run.
 
     Args:
@@ -109,7 +100,8 @@ def backup_code(code_dir: Path, project_root: Path, mode: str, backup_dirs: Sequ
         ignore_files: gitignore-style files whose rules exclude paths.
         run_files: entry scripts copied flat into ``code_dir``.
         skip: folders never copied (e.g. the data root when it lies inside the project).
-        secrets: strings replaced by ``<redacted>`` in every copied file.
+        secrets: more values replaced by ``<redacted>`` (every form) in every copied file.
+        redaction: the run's redaction policy (default: one knowing only ``secrets``).
 
     Returns:
         The copied files.
@@ -149,7 +141,9 @@ def backup_code(code_dir: Path, project_root: Path, mode: str, backup_dirs: Sequ
         target = code_dir / run_file.name
         shutil.copy2(run_file, target)
         copied.append(target)
-    _redact(copied, secrets)
+    policy = redaction if redaction is not None else RedactionPolicy()
+    policy.add_values(secrets)
+    _redact(copied, policy)
     return copied
 
 

@@ -24,6 +24,7 @@ from RLA.manager.lifecycle import Heartbeat, exit_watcher
 from RLA.manager.checkpointing import CheckpointMixin
 from RLA.manager.replaying import ReplayMixin
 from RLA.manager.syncing import SyncMixin
+from RLA.redaction import RedactionPolicy
 
 STATE_FORMAT_VERSION = 1
 _MISSING = object()
@@ -83,6 +84,7 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
         self._info_lock = threading.RLock()
         self._time_records: Dict[str, float] = {}
         self._finished = True
+        self._redaction: Optional[RedactionPolicy] = None
 
     # ------------------------------------------------------------------ configuration
     def configure(self, task_table_name: Optional[str] = None,
@@ -168,10 +170,14 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
     def set_hyper_param(self, **argkw: Any) -> None:
         """Replace the hyper-parameters of the next run."""
         self.hyper_param = dict(argkw)
+        if self._redaction is not None:
+            self._redaction.learn(self.hyper_param)
 
     def update_hyper_param(self, k: str, v: Any) -> None:
         """Set one hyper-parameter (also after the run was created: run.json follows)."""
         self.hyper_param[k] = v
+        if self._redaction is not None:
+            self._redaction.learn(self.hyper_param)
         if self._active():
             self.update_run_info(hyper_params=_jsonable(self.hyper_param))
             self.save_state()
@@ -233,7 +239,8 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
         if self._active():
             self.finish()
         assert self.config is not None and self.data_root is not None and self.task_table_name is not None
-        tracked = self._tracked_values()
+        self._redaction = self._build_redaction()
+        tracked = [(key, self._redaction.redact_mapping(value, key)) for key, value in self._tracked_values()]
         layout, when = claim_run(self.data_root, self.task_table_name, _dt.datetime.now(), host_ip(), tracked)
         self.layout, self.record_date = layout, when
         self.custom_data = {}
@@ -266,7 +273,7 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
             "host": facts["host"],
             "ip": host_ip(),
             "pid": facts["pid"],
-            "command": redacted_argv(secrets=self._secrets()),
+            "command": redacted_argv(policy=self.redaction),
             "cwd": facts["cwd"],
             "python": facts["python"],
             "platform": facts["platform"],
@@ -285,22 +292,32 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
         }
         with self._info_lock:
             self.run_info = info
-            ri.write_run_info(layout.run_info_file, info)
+            ri.write_run_info(layout.run_info_file, info, self.redaction)
 
-    def _secrets(self) -> List[str]:
+    @property
+    def redaction(self) -> RedactionPolicy:
+        """What every artifact of the current run hides (built by ``log_files_gen``)."""
+        if self._redaction is None:
+            self._redaction = self._build_redaction()
+        return self._redaction
+
+    def _build_redaction(self) -> RedactionPolicy:
+        """The config's ``REDACT`` policy plus the remote password and the secrets of the
+        hyper-parameters and of the command line (the user's objects are never changed)."""
         import os
 
-        values = [os.environ.get(PASSWORD_ENV)]
-        if self.config is not None:
-            values.append(self.config.remote.password)
-        return [v for v in values if v]
+        remote = [os.environ.get(PASSWORD_ENV), self.config.remote.password if self.config else None]
+        policy = self.config.REDACT.policy(remote) if self.config else RedactionPolicy(values=remote)
+        policy.learn(self.hyper_param, argv=[str(arg) for arg in sys.argv])
+        return policy
 
     def _configure_logger(self) -> None:
         from RLA.easy_log import logger
 
         assert self.config is not None and self.layout is not None
         logger.configure(dir=str(self.layout.log_dir), format_strs=self.config.log_used,
-                         hyper_params=_jsonable(self.hyper_param),
+                         hyper_params=self.redaction.redact_mapping(_jsonable(self.hyper_param)),
+                         redact=self.redaction.redact_text,
                          on_dump=getattr(self, "_log_callback", None))
 
     def reopen_logger(self) -> None:
@@ -315,14 +332,16 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
         backup_code(code_dir, project_root, self.config.backup_code_by, self.config.backup.backup_code_dir,
                     self.config.backup.lib_dir,
                     default_ignore_files(project_root, self.config.backup.ignore_code_paths, self._ignore_file_path),
-                    self._run_file, skip=[self.data_root], secrets=self._secrets())
+                    self._run_file, skip=[self.data_root], redaction=self.redaction)
         facts, diff, untracked = git_facts(project_root)
         if facts is not None:
+            text = self.redaction.redact_text
             if diff:
-                (code_dir / "git_diff.patch").write_text(diff + "\n", encoding="utf-8")
+                (code_dir / "git_diff.patch").write_text(text(diff) + "\n", encoding="utf-8")
             if untracked:
-                (code_dir / "git_untracked.txt").write_text(untracked + "\n", encoding="utf-8")
-            atomic_write_json(code_dir / "git_info.json", facts, durable=False)
+                (code_dir / "git_untracked.txt").write_text(text(untracked) + "\n", encoding="utf-8")
+            atomic_write_json(code_dir / "git_info.json", self.redaction.redact_mapping(facts, by_key=False),
+                              durable=False)
         self.update_run_info(git=facts)
 
     # --------------------------------------------------------------------- run.json
@@ -331,7 +350,7 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
         layout = self._require_run("update_run_info()")
         with self._info_lock:
             self.run_info.update(fields)
-            ri.write_run_info(layout.run_info_file, self.run_info)
+            ri.write_run_info(layout.run_info_file, self.run_info, self.redaction)
             return dict(self.run_info)
 
     def _beat(self) -> None:
@@ -346,9 +365,13 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
 
     # ------------------------------------------------------------------ resume state
     def state_dict(self) -> Dict[str, Any]:
-        """What a later process needs to resume or fork this run (no secrets, no pickle)."""
+        """What a later process needs to resume or fork this run (no secrets, no pickle).
+
+        Secrets are redacted (see :mod:`RLA.redaction`); ``ExperimentLoader`` takes a
+        redacted hyper-parameter from the resuming process.
+        """
         layout = self._require_run("state_dict()")
-        return {
+        state = {
             "format_version": STATE_FORMAT_VERSION,
             "log_name_format_version": "v1",
             "index": layout.index,
@@ -364,6 +387,9 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
             "parent": self.parent,
             "config": self.config.public_dict() if self.config else None,
         }
+        policy = self.redaction
+        return {key: policy.redact_mapping(value, by_key=key in ("hyper_param", "custom_data"))
+                for key, value in state.items()}
 
     def save_state(self) -> None:
         """Rewrite the run's ``archive_tester/.../<name>.json`` atomically."""
@@ -426,10 +452,11 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
         from RLA.easy_log import logger
 
         layout = self._require_run("print_args()")
-        for key in sorted(self.hyper_param, key=str):
-            logger.backup(f"key: {key}, value: {self.hyper_param[key]}")
-        atomic_write_json(layout.code_dir / "parameter.json", _jsonable(dict(sorted(
-            self.hyper_param.items(), key=lambda kv: str(kv[0])))), durable=False)
+        shown = self.redaction.redact_mapping(_jsonable(self.hyper_param))  # written, not the user's dict
+        for key in sorted(shown, key=str):
+            logger.backup(f"key: {key}, value: {shown[key]}")
+        atomic_write_json(layout.code_dir / "parameter.json", dict(sorted(shown.items(), key=lambda kv: str(kv[0]))),
+                          durable=False)
 
     def warn(self, message: str) -> None:
         """A warning into the run's warn.txt and log (and stderr)."""
@@ -538,7 +565,7 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
                                      heartbeat=ri.now_iso())
                 if hook_errors:
                     self.run_info["finish_warnings"] = hook_errors
-                ri.write_run_info(self._require_run().run_info_file, self.run_info)
+                ri.write_run_info(self._require_run().run_info_file, self.run_info, self.redaction)
         hooks, self._post_finish_hooks = self._post_finish_hooks, []
         for hook in hooks:
             try:
@@ -556,6 +583,51 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
             self.finish(status=ri.KILLED, exit_code=130, error="KeyboardInterrupt")
         else:
             self.finish(status=ri.CRASHED, exit_code=1, error=f"{exc_type.__name__}: {exc}")
+
+    # ------------------------------------------------------ the original's names (#17)
+    # Thin delegations kept for scripts written for the original Tester; see
+    # RLA/manager/original_names.py and the manual's Compatibility section.
+    @property
+    def time_step_holder(self) -> Any:
+        """The global ``time_step_holder`` (the original kept it on the Tester)."""
+        return time_step_holder
+
+    def get_timestep(self) -> int:
+        """The current time-step."""
+        return time_step_holder.get_time()
+
+    get_timstep = get_timestep
+
+    def set_timestep(self, ts: int) -> None:
+        """Set the current time-step."""
+        time_step_holder.set_time(ts)
+
+    @property
+    def tmp_data_dir(self) -> Optional[str]:
+        """polixir's scratch folder ``<data_root>/tmp_data/<run>/`` (created on first use)."""
+        from RLA.manager import original_names
+        return original_names.extra_dir(self, "tmp_data")
+
+    @property
+    def hyparameter_dir(self) -> Optional[str]:
+        """polixir's ``<data_root>/hyperparameter/<run>/`` (created on first use)."""
+        from RLA.manager import original_names
+        return original_names.extra_dir(self, "hyperparameter")
+
+    @classmethod
+    def load_tester(cls, record_date: str, task_table_name: str, log_root: str, trust_pickles: bool = False) -> Any:
+        """A past run's state (``hyper_param``, ``custom_data``...), read without unpickling."""
+        from RLA.loader.past_run import PastRun
+        return PastRun.find(log_root, task_table_name, record_date, trust_pickles=trust_pickles)
+
+    def update_log_files_location(self, root: Union[str, Path]) -> None:
+        """Point the current run at its copy under another data root (a moved database)."""
+        from RLA.manager import original_names
+        original_names.relocate(self, Path(root))
+
+    def serialize_object_and_save(self) -> None:
+        """The original's name of :meth:`save_state` (JSON, no pickle)."""
+        self.save_state()
 
     def __deepcopy__(self, memo: Dict[int, Any]) -> "ExperimentManager":
         raise TypeError("ExperimentManager holds threads and files and cannot be copied; "

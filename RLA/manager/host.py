@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import os
 import platform
-import re
 import socket
 import sys
-from typing import Dict, List, Optional
+from typing import TYPE_CHECKING, Dict, List, Optional
 
-_SECRET_FLAG = re.compile(r"(pass(word|wd)?|token|secret|api[-_]?key|private[-_]?key)", re.I)
+if TYPE_CHECKING:
+    from RLA.redaction import RedactionPolicy
 
 
 def host_ip() -> str:
@@ -49,27 +49,22 @@ def package_versions(names: Optional[List[str]] = None) -> Dict[str, str]:
     return versions
 
 
-def redacted_argv(argv: Optional[List[str]] = None, secrets: Optional[List[str]] = None) -> List[str]:
-    """The command line with values of password/token-like options hidden."""
-    argv = list(sys.argv if argv is None else argv)
-    secrets = [s for s in (secrets or []) if s]
-    out: List[str] = []
-    hide_next = False
-    for arg in argv:
-        if hide_next:
-            out.append("<redacted>")
-            hide_next = False
-            continue
-        key, eq, _ = arg.partition("=")
-        if eq and _SECRET_FLAG.search(key):
-            out.append(f"{key}=<redacted>")
-            continue
-        if arg.startswith("-") and _SECRET_FLAG.search(arg):
-            hide_next = True
-        for secret in secrets:
-            arg = arg.replace(secret, "<redacted>")
-        out.append(arg)
-    return out
+def redacted_argv(argv: Optional[List[str]] = None, secrets: Optional[List[str]] = None,
+                  policy: Optional["RedactionPolicy"] = None) -> List[str]:
+    """The command line (default ``sys.argv``) with secret options and known secret values hidden.
+
+    Args:
+        argv: the arguments to show.
+        secrets: more known secret values.
+        policy: the run's :class:`RLA.redaction.RedactionPolicy` (default: the default key patterns).
+    """
+    from RLA.redaction import RedactionPolicy
+
+    if policy is None:
+        policy = RedactionPolicy(values=secrets or ())
+    else:
+        policy.add_values(secrets or ())
+    return policy.redact_argv(list(sys.argv if argv is None else argv))
 
 
 def process_facts() -> Dict[str, object]:

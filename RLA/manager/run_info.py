@@ -17,8 +17,10 @@ import socket
 from pathlib import Path
 from typing import Any, Dict, Optional
 
+from RLA.config.remote import PASSWORD_ENV
 from RLA.errors import RunNotFoundError
 from RLA.fs import atomic_write_json, read_json
+from RLA.redaction import RedactionPolicy
 
 FORMAT_VERSION = 1
 RUNNING, FINISHED, CRASHED, KILLED = "running", "finished", "crashed", "killed"
@@ -60,9 +62,30 @@ def read_run_info(path: os.PathLike) -> Dict[str, Any]:
     return data
 
 
-def write_run_info(path: os.PathLike, info: Dict[str, Any]) -> None:
-    """Write ``run.json`` atomically (temp file + ``os.replace``)."""
-    atomic_write_json(path, info, durable=False)
+def redacted_run_info(info: Dict[str, Any], policy: Optional[RedactionPolicy] = None) -> Dict[str, Any]:
+    """``info`` as it may be stored: secrets of ``hyper_params`` (by key and value), of
+    ``command`` (secret options) and known secret values anywhere else hidden.
+
+    Args:
+        info: the record (not changed).
+        policy: the run's policy (default: the default key patterns and ``RLA_REMOTE_PASSWORD``).
+    """
+    if policy is None:
+        policy = RedactionPolicy(values=[os.environ.get(PASSWORD_ENV)])
+    out = {}
+    for key, value in info.items():
+        if key == "hyper_params":
+            out[key] = policy.redact_mapping(value)
+        elif key == "command" and isinstance(value, list):
+            out[key] = policy.redact_argv([str(arg) for arg in value])
+        else:
+            out[key] = policy.redact_mapping(value, by_key=False)
+    return out
+
+
+def write_run_info(path: os.PathLike, info: Dict[str, Any], policy: Optional[RedactionPolicy] = None) -> None:
+    """Write ``run.json`` atomically (temp file + ``os.replace``), redacted by ``policy``."""
+    atomic_write_json(path, redacted_run_info(info, policy), durable=False)
 
 
 def _pid_alive(pid: int) -> bool:

@@ -1,11 +1,6 @@
-"""Keeping the remote password out of messages: :func:`scrub`."""
+"""Keeping the remote password out of transport messages: :func:`scrub` (policy in :mod:`RLA.redaction`)."""
 from __future__ import annotations
 
-from typing import Optional
+from RLA.redaction import scrub
 
-
-def scrub(text: str, secret: Optional[str]) -> str:
-    """``text`` with every occurrence of ``secret`` replaced by ``***``."""
-    if secret:
-        text = text.replace(secret, "***")
-    return text
+__all__ = ["scrub"]

@@ -1,0 +1,318 @@
+"""The redaction policy: which keys and values are secrets, and how every artifact hides them.
+
+One :class:`RedactionPolicy` is applied wherever RLA writes (run.json, backup.txt,
+parameter.json, log.txt / stdout / warn.txt / CSV / JSON rows, TensorBoard hyper-parameters,
+the resume state, the code snapshot with its git diff and copied config). It knows
+
+* key patterns (case-insensitive globs such as ``*password*``, matched against the full
+  dotted key ``db.password`` and its last component ``password``; ``-`` counts as ``_``):
+  the text under such a key is replaced by :data:`MARKER` in mappings and command lines;
+* known secret values (the remote password, ``REDACT.values``, environment variables named
+  in ``REDACT.env`` and the text found under secret keys): every spelling an encoder gives
+  them (:func:`secret_forms`) is replaced in free text and files.
+
+Values shorter than ``min_length`` (default 4) characters are never searched for in text:
+a 3-character "secret" would blank out ordinary words everywhere. Like Airflow's secrets
+masker, only text is a secret: a number or boolean under a secret-looking key
+(``num_tokens=512``) is kept, so it stays queryable.
+"""
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import re
+import shlex
+import threading
+import urllib.parse
+from typing import IO, Any, Iterable, Iterator, List, Optional, Pattern, Sequence, Set, Tuple
+
+#: What replaces a secret.
+MARKER = "<redacted>"
+#: Known values shorter than this are not searched for in text.
+MIN_SECRET_LENGTH = 4
+#: Keys whose text values are secrets unless ``REDACT.key_patterns`` says otherwise.
+DEFAULT_KEY_PATTERNS: Tuple[str, ...] = (
+    "*password*", "*passwd*", "*passphrase*", "*token*", "*secret*", "*api_key*", "*apikey*",
+    "*private_key*", "*credential*", "*auth_key*", "*access_key*")
+
+_SHELL_SAFE = re.compile(r"([^\w@%+=:,./-])")  # what bash's printf %q escapes
+_SHELL_DQ = re.compile(r'(["\\$`])')
+
+
+def _yaml_double_quoted(value: str) -> List[str]:
+    """The inside of PyYAML's double-quoted scalar for ``value`` (ASCII and Unicode)."""
+    import yaml
+
+    out = []
+    for unicode in (False, True):
+        text = yaml.safe_dump(value, default_style='"', width=1 << 30, allow_unicode=unicode)
+        out.append(text[text.index('"') + 1:text.rindex('"')])
+    return out
+
+
+def secret_forms(value: str) -> Set[str]:
+    """Every spelling of ``value`` an encoder RLA or its user meets can produce.
+
+    Raw; JSON (ASCII and Unicode escapes); YAML single-quoted (``'`` doubled) and
+    double-quoted; CSV (``"`` doubled); shell (:func:`shlex.quote`, inside double quotes,
+    backslash-escaped); URL-encoded (``quote``, ``quote_plus``); Python ``repr`` of the str
+    and of its UTF-8 bytes. Outer quotes are left off so a form also matches inside a
+    longer quoted string. A multi-line value also contributes each of its lines (a diff
+    prefixes them with ``+``).
+    """
+    forms = {value, value.replace("'", "''"), value.replace('"', '""'),
+             json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1],
+             shlex.quote(value), _SHELL_SAFE.sub(r"\\\1", value), _SHELL_DQ.sub(r"\\\1", value),
+             urllib.parse.quote(value, safe=""), urllib.parse.quote(value),
+             urllib.parse.quote_plus(value, safe=""), repr(value)[1:-1],
+             repr(value.encode("utf-8"))[2:-1], *_yaml_double_quoted(value)}
+    quoted = shlex.quote(value)
+    if quoted.startswith("'") and quoted.endswith("'"):
+        forms.add(quoted[1:-1])
+    if "\n" in value:
+        forms.update(line for line in value.splitlines() if len(line.strip()) >= MIN_SECRET_LENGTH)
+    return {form for form in forms if form}
+
+
+def _normalize_key(key: str) -> str:
+    return key.strip().lower().replace("-", "_")
+
+
+class RedactionPolicy:
+    """Key patterns and known secret values, applied to mappings, command lines, text and files.
+
+    Thread-safe: values learned later (:meth:`add_values`, :meth:`learn`) take effect for
+    every holder of the policy (the manager hands the same object to the logger).
+
+    Args:
+        key_patterns: glob patterns of secret keys (case-insensitive).
+        values: known secret values (strings; others are converted with ``str``).
+        min_length: values shorter than this are not searched for in text.
+    """
+
+    def __init__(self, key_patterns: Iterable[str] = DEFAULT_KEY_PATTERNS, values: Iterable[Any] = (),
+                 min_length: int = MIN_SECRET_LENGTH) -> None:
+        self.key_patterns: Tuple[str, ...] = tuple(_normalize_key(p) for p in key_patterns if str(p).strip())
+        self.min_length = max(1, int(min_length))
+        self._lock = threading.Lock()
+        self._values: Set[str] = set()
+        self._text_re: Optional[Pattern[str]] = None
+        self._bytes_re: Optional[Pattern[bytes]] = None
+        self.longest_form = 0
+        self.add_values(values)
+
+    # ---------------------------------------------------------------- knowledge
+    @property
+    def values(self) -> frozenset:
+        """The known secret values long enough to be searched for."""
+        return frozenset(self._values)
+
+    def add_values(self, values: Iterable[Any]) -> None:
+        """Learn more secret values (``None``, empty and too-short values are ignored)."""
+        fresh = {str(v) for v in values if v is not None and not isinstance(v, bool)}
+        fresh = {v for v in fresh if len(v) >= self.min_length} - self._values
+        if not fresh:
+            return
+        with self._lock:
+            self._values |= fresh
+            forms = sorted({f for v in self._values for f in secret_forms(v)}, key=len, reverse=True)
+            self._text_re = re.compile("|".join(map(re.escape, forms)))
+            self._bytes_re = re.compile(b"|".join(re.escape(f.encode("utf-8")) for f in forms))
+            self.longest_form = max(len(f.encode("utf-8")) for f in forms)
+
+    def is_secret_key(self, key: str) -> bool:
+        """Whether ``key`` (dotted, or its last component) matches a key pattern."""
+        full = _normalize_key(str(key)).lstrip("_")
+        last = full.rsplit(".", 1)[-1]
+        return any(fnmatch.fnmatchcase(name, pattern) for pattern in self.key_patterns for name in (full, last))
+
+    def learn(self, mapping: Any = None, argv: Optional[Sequence[str]] = None) -> None:
+        """Learn the text found under secret keys of ``mapping`` and secret options of ``argv``."""
+        found: List[str] = []
+        if mapping is not None:
+            _collect(self, mapping, "", False, found)
+        if argv is not None:
+            found += [value for _, value, _ in _secret_options(self, argv)]
+        self.add_values(found)
+
+    # ---------------------------------------------------------------- redaction
+    def redact_text(self, text: str) -> str:
+        """``text`` with every form of every known value replaced by :data:`MARKER`."""
+        pattern = self._text_re
+        if pattern is None or not text:
+            return text
+        return pattern.sub(MARKER, text)
+
+    def redact_bytes(self, data: bytes) -> bytes:
+        """:meth:`redact_text` for UTF-8 bytes (any file content)."""
+        pattern = self._bytes_re
+        if pattern is None or not data:
+            return data
+        return pattern.sub(MARKER.encode(), data)
+
+    def redact_mapping(self, obj: Any, prefix: str = "", by_key: bool = True) -> Any:
+        """A copy of ``obj`` (dicts, lists, tuples) safe to store.
+
+        Text under a secret key becomes :data:`MARKER` (unless ``by_key`` is false: a record
+        whose own field names are not user keys); every other text (values and keys) goes
+        through :meth:`redact_text`. Numbers, booleans and ``None`` are kept.
+        """
+        return _redact(self if by_key else _TextOnly(self), obj, prefix, False)
+
+    def redact_argv(self, argv: Sequence[str]) -> List[str]:
+        """A command line with the values of secret options hidden.
+
+        ``--password x``, ``--password=x``, ``--api-key x`` and ``db.password=x`` (Hydra /
+        Fire style) lose their value; every other argument goes through :meth:`redact_text`
+        (a short option such as ``-p x`` is hidden only when ``x`` is a known value).
+        """
+        hidden = {index: inline for index, _, inline in _secret_options(self, argv)}
+        out = []
+        for index, arg in enumerate(argv):
+            if index in hidden:
+                out.append(f"{str(arg).partition('=')[0]}={MARKER}" if hidden[index] else MARKER)
+            else:
+                out.append(self.redact_text(str(arg)))
+        return out
+
+
+class _TextOnly:
+    """A policy view whose key patterns match nothing (value-based redaction only)."""
+
+    def __init__(self, policy: RedactionPolicy) -> None:
+        self.redact_text, self.redact_bytes = policy.redact_text, policy.redact_bytes
+
+    @staticmethod
+    def is_secret_key(key: str) -> bool:
+        return False
+
+
+def _option_key(arg: str) -> Optional[str]:
+    """The key an argument names (``--api-key`` → ``api-key``, ``+db.pw`` → ``db.pw``), if any."""
+    name = arg.lstrip("-+~") if arg.startswith(("-", "+", "~")) else arg
+    if not name or not re.match(r"[A-Za-z_]", name):
+        return None
+    return name
+
+
+def _secret_options(policy: RedactionPolicy, argv: Sequence[str]) -> List[Tuple[int, str, bool]]:
+    """``(index, value, inline)`` of every argument holding a secret option's value.
+
+    ``inline``: the value follows ``=`` in the same argument (else it is the whole argument).
+    """
+    found: List[Tuple[int, str, bool]] = []
+    index = 0
+    while index < len(argv):
+        arg = str(argv[index])
+        head, eq, value = arg.partition("=")
+        key = _option_key(head)
+        if key is not None and policy.is_secret_key(key) and (eq or arg.startswith("-")):
+            if eq:
+                found.append((index, value, True))
+            elif index + 1 < len(argv):
+                index += 1  # --password VALUE: the next argument is the value
+                nxt = str(argv[index])
+                found.append((index, "" if nxt.startswith("--") else nxt, False))
+        index += 1
+    return found
+
+
+def _collect(policy: RedactionPolicy, obj: Any, key: str, secret: bool, out: List[str]) -> None:
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            child = f"{key}.{k}" if key else str(k)
+            _collect(policy, v, child, secret or policy.is_secret_key(child), out)
+    elif isinstance(obj, (list, tuple)):
+        for item in obj:
+            _collect(policy, item, key, secret, out)
+    elif secret and isinstance(obj, (str, bytes)):
+        out.append(obj.decode("utf-8", "replace") if isinstance(obj, bytes) else obj)
+
+
+def _redact(policy: Any, obj: Any, key: str, secret: bool) -> Any:
+    if isinstance(obj, dict):
+        out = {}
+        for k, v in obj.items():
+            child = f"{key}.{k}" if key else str(k)
+            new_key = policy.redact_text(k) if isinstance(k, str) else k
+            out[new_key] = _redact(policy, v, child, secret or policy.is_secret_key(child))
+        return out
+    if isinstance(obj, (list, tuple)):
+        items = [_redact(policy, item, key, secret) for item in obj]
+        return items if isinstance(obj, list) else tuple(items)
+    if isinstance(obj, (str, bytes)):
+        if secret:
+            return MARKER
+        return policy.redact_text(obj) if isinstance(obj, str) else policy.redact_bytes(obj)
+    return obj
+
+
+def scrub(text: str, secret: Optional[str]) -> str:
+    """``text`` with every form of one ``secret`` (of any length) replaced by :data:`MARKER`.
+
+    For messages that may quote a credential (a transport's error); empty secrets are ignored.
+    """
+    if not secret:
+        return text
+    return RedactionPolicy(key_patterns=(), values=[secret], min_length=1).redact_text(text)
+
+
+def redact_file(path: "os.PathLike[str]", policy: RedactionPolicy, chunk_size: int = 1 << 20) -> bool:
+    """Rewrite ``path`` with every known value redacted; ``True`` if it changed.
+
+    Any size is streamed in chunks that overlap by the longest form, so no value is missed at
+    a chunk border. The file is replaced atomically and keeps its permission bits; an
+    unchanged file is not touched.
+    """
+    from RLA.fs import atomic_file
+
+    pattern = policy._bytes_re
+    if pattern is None:
+        return False
+    with open(path, "rb") as src:
+        if not any(True for _ in _redacted_chunks(src, pattern, policy.longest_form, chunk_size)):
+            return False
+        mode = os.fstat(src.fileno()).st_mode & 0o7777
+        src.seek(0)
+        with atomic_file(path, durable=False) as dst:
+            os.fchmod(dst.fileno(), mode)
+            for piece in _redacted_chunks(src, pattern, policy.longest_form, chunk_size, everything=True):
+                dst.write(piece)
+    return True
+
+
+def _redacted_chunks(src: IO[bytes], pattern: Pattern[bytes], longest: int, chunk_size: int,
+                     everything: bool = False) -> Iterator[bytes]:
+    """The redacted content of ``src`` piece by piece (only the pieces that changed unless ``everything``)."""
+    keep, buf, marker = max(longest - 1, 0), b"", MARKER.encode()
+    while True:
+        data = src.read(chunk_size)
+        buf += data
+        safe = len(buf) if not data else max(len(buf) - keep, 0)  # a match starting here is complete
+        out, pos, hit = [], 0, False
+        for match in pattern.finditer(buf):
+            if match.start() >= safe:
+                break
+            out += [buf[pos:match.start()], marker]
+            pos, hit = match.end(), True
+        end = max(pos, safe)
+        out.append(buf[pos:end])
+        buf = buf[end:]
+        if hit or everything:
+            yield b"".join(out)
+        if not data:
+            return
+
+
+def contains_marker(obj: Any) -> bool:
+    """Whether a stored value (or anything inside it) was redacted."""
+    if isinstance(obj, dict):
+        return any(contains_marker(v) for v in obj.values())
+    if isinstance(obj, (list, tuple)):
+        return any(contains_marker(v) for v in obj)
+    return isinstance(obj, str) and MARKER in obj
+
+
+__all__ = ["DEFAULT_KEY_PATTERNS", "MARKER", "MIN_SECRET_LENGTH", "RedactionPolicy", "contains_marker",
+           "redact_file", "scrub", "secret_forms"]
