@@ -19,12 +19,14 @@ EXTRAS = {
     "video": ["imageio>=2.31", "imageio-ffmpeg>=0.4.9"],
     "ftp": ["pyftpdlib>=1.5.9"],
     "tensorboard": ["tensorboard>=2.14"],  # TensorBoard's own reader (RLA.logger.read_tb)
+    "ui": ["starlette>=0.37", "uvicorn>=0.29"],  # rla ui (the web dashboard)
 }
 # Everything the test suite uses (the sync tests also need Debian's openssh-server,
 # installed by .ci/install-test-deps).
 EXTRAS["test"] = sorted({
     TORCH, "pytest>=7.4", "pytest-timeout>=2.2", "pyftpdlib>=1.5.9", "tensorboard>=2.14",
     "imageio>=2.31", "imageio-ffmpeg>=0.4.9", "gymnasium>=0.29", "stable-baselines3>=2.3",
+    "starlette>=0.37", "uvicorn>=0.29", "httpx>=0.27", "selenium>=4.15",
 })
 # The peers the benchmarks measure RLA against.
 EXTRAS["bench"] = sorted({TORCH, "mlflow>=2.10", "stable-baselines3>=2.3", "torchrl", "tensordict",
@@ -41,7 +43,8 @@ setup(
     python_requires=">=3.9",
     packages=find_packages(include=["RLA", "RLA.*", "rla_scripts", "rla_scripts.*"]),
     include_package_data=True,
-    package_data={"RLA.config": ["*.yaml"]},
+    package_data={"RLA.config": ["*.yaml"],
+                  "RLA.ui": ["static/*.html", "static/*.js", "static/*.css", "static/vendor/*"]},
     install_requires=[
         "numpy>=1.22",
         "pyyaml>=5.4",

@@ -78,6 +78,8 @@ class QueryError(RLAError):
     """A query expression does not parse or does not type-check."""
 
     exit_code = 2
+    #: 0-based offset in the (stripped) query text of the problem, when one is known.
+    position: int | None = None
 
 
 class SyncError(RLAError):

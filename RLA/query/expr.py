@@ -74,8 +74,10 @@ def caret(text: str, offset: int) -> str:
 
 
 def _error(text: str, offset: int, problem: str, expected: str, fix: str) -> QueryError:
-    return QueryError(f"{problem} at column {offset + 1}", expected=expected,
-                      found=caret(text, offset), fix=fix)
+    error = QueryError(f"{problem} at column {offset + 1}", expected=expected,
+                       found=caret(text, offset), fix=fix)
+    error.position = offset  # 0-based, into the stripped text: where a UI puts its caret
+    return error
 
 
 @dataclass(frozen=True)

@@ -196,17 +196,21 @@ def check_names(query: Query, known: Tuple[set, set]) -> None:
     names, metrics = known
     for name in sorted(query.names - names):
         close = difflib.get_close_matches(name, sorted(names), n=1)
-        raise QueryError(f"Unknown name {name!r} in query", expected="a hyper-parameter or run column "
-                         f"({', '.join(sorted(names)[:12])}{' ...' if len(names) > 12 else ''})",
-                         found=caret(query.text, query.position(name)),
-                         fix=(f"did you mean {close[0]!r}; " if close else "check the spelling; ") +
-                         "`rla list` shows the columns")
+        error = QueryError(f"Unknown name {name!r} in query", expected="a hyper-parameter or run column "
+                           f"({', '.join(sorted(names)[:12])}{' ...' if len(names) > 12 else ''})",
+                           found=caret(query.text, query.position(name)),
+                           fix=(f"did you mean {close[0]!r}; " if close else "check the spelling; ") +
+                           "`rla list` shows the columns")
+        error.position = query.position(name)
+        raise error
     for metric in sorted(query.metrics - metrics):
         close = difflib.get_close_matches(metric, sorted(metrics), n=1)
-        raise QueryError(f"No run in the selection has the metric {metric!r}",
-                         expected=f"one of {', '.join(sorted(metrics)) or '(no metrics logged)'}",
-                         found=caret(query.text, query.position(metric)),
-                         fix=f"did you mean {close[0]!r}" if close else "check the metric name")
+        error = QueryError(f"No run in the selection has the metric {metric!r}",
+                           expected=f"one of {', '.join(sorted(metrics)) or '(no metrics logged)'}",
+                           found=caret(query.text, query.position(metric)),
+                           fix=f"did you mean {close[0]!r}" if close else "check the metric name")
+        error.position = query.position(metric)
+        raise error
 
 
 def check_task(catalog: Catalog, task: str, scanned: int) -> None:

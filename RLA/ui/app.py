@@ -1,0 +1,101 @@
+"""The dashboard's ASGI app: the JSON API under ``/api/`` and the static page.
+
+Endpoints (all GET unless said; errors are ``{"error": {message, problem, expected, found,
+fix, position}}`` with status 400/403/404):
+
+``/api/info``, ``/api/tasks``, ``/api/runs`` (filters, ``sort``, ``desc``, ``limit``,
+``offset``, ``column``), ``/api/status?run=...``, ``/api/run/<index>``, ``/api/curves``
+(filters + ``metric``, ``x``, ``group``, ``agg``, ``band``, ``smooth``, ``resample``,
+``x_max``, ``vary_len``, ``individual``, ``format=csv``), ``/api/compare?run=A&run=B``,
+``/api/file?path=<relative to the data root>``; POST ``/api/action`` and
+``/api/run/<index>/annotations`` (refused with ``--read-only``).
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from functools import partial
+from pathlib import Path
+from typing import Any, Callable, Dict, Optional
+
+from RLA.errors import QueryError, RLAError, RunNotFoundError, UnsafePathError
+
+STATIC = Path(__file__).resolve().parent / "static"
+
+
+def error_body(exc: RLAError, raw_where: Optional[str] = None) -> Dict[str, Any]:
+    """The JSON of an error; ``position`` is an offset into the ``where`` text as sent."""
+    position = getattr(exc, "position", None)
+    if position is not None and raw_where is not None:
+        position += len(raw_where) - len(raw_where.lstrip())
+    return {"error": {"message": str(exc), "problem": exc.problem, "expected": exc.expected,
+                      "found": exc.found, "fix": exc.fix, "position": position,
+                      "type": type(exc).__name__}}
+
+
+def _status_of(exc: RLAError) -> int:
+    if getattr(exc, "http_status", None):
+        return int(exc.http_status)  # type: ignore[attr-defined]
+    if isinstance(exc, UnsafePathError):
+        return 403
+    if isinstance(exc, RunNotFoundError):
+        return 404
+    return 400
+
+
+def create_app(data_root: os.PathLike, read_only: bool = False, host: str = "127.0.0.1",
+               token: Optional[str] = None) -> Any:
+    """Build the dashboard app for ``data_root`` (wrapped in :class:`RLA.ui.security.Guard`).
+
+    Args:
+        data_root: the database root.
+        read_only: refuse every action (archive, delete, restore, tags, notes).
+        host: the address the server listens on (decides the loopback rules).
+        token: required on every request off loopback.
+    """
+    from starlette.applications import Starlette
+    from starlette.routing import Mount, Route
+    from starlette.staticfiles import StaticFiles
+
+    from RLA.ui import handlers
+    from RLA.ui.security import Guard
+
+    root = Path(data_root).resolve()
+    if not root.is_dir():
+        raise RLAError(f"The data root {data_root} does not exist", expected="an existing folder",
+                       found=str(data_root), fix="pass --data-root")
+    ctx = handlers.Context(root, read_only)
+
+    def route(path: str, fn: Callable, methods: tuple = ("GET",)) -> Route:
+        return Route(path, partial(_guarded, fn, ctx), methods=list(methods))
+
+    routes = [
+        Route("/", handlers.index_page), route("/api/info", handlers.info),
+        route("/api/tasks", handlers.tasks), route("/api/runs", handlers.runs),
+        route("/api/status", handlers.status), route("/api/curves", handlers.curves),
+        route("/api/compare", handlers.compare), route("/api/file", handlers.file),
+        route("/api/action", handlers.action, ("POST",)),
+        route("/api/run/{index:path}/annotations", handlers.annotations, ("POST",)),
+        route("/api/run/{index:path}", handlers.run),
+        Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
+    ]
+    app = Starlette(routes=routes)
+    return Guard(app, host, token)
+
+
+async def _guarded(fn: Callable, ctx: Any, request: Any) -> Any:
+    """Run a handler in a worker thread (file and CPU work), turning RLA errors into JSON."""
+    from starlette.responses import JSONResponse
+
+    if request.method == "POST":
+        try:
+            request.state.body = json.loads((await request.body()) or b"{}")
+        except ValueError as exc:
+            return JSONResponse({"error": {"message": f"the request body is not JSON ({exc})"}},
+                                status_code=400)
+    try:
+        return await asyncio.to_thread(fn, ctx, request)
+    except RLAError as exc:
+        where = request.query_params.get("where") if isinstance(exc, QueryError) else None
+        return JSONResponse(error_body(exc, where), status_code=_status_of(exc))
