@@ -11,7 +11,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import IO, Any, Iterator, Optional, Union
+from typing import IO, Any, Iterator, NoReturn, Optional, Union
 
 from RLA.errors import DiskFullError
 
@@ -74,6 +74,17 @@ def disk_full_error(path: PathLike, exc: OSError) -> DiskFullError:
         path=os.fspath(path), free=free, errno=exc.errno)
 
 
+def as_disk_full(exc: BaseException, path: PathLike) -> BaseException:
+    """``exc`` as a :class:`DiskFullError` naming ``path`` if it is an ENOSPC/EDQUOT ``OSError``, else ``exc``.
+
+    Call it where the write failed, before cleaning up, so the free space it reports is
+    the space the write found.
+    """
+    if isinstance(exc, OSError) and not isinstance(exc, DiskFullError) and exc.errno in DISK_FULL_ERRNOS:
+        return disk_full_error(path, exc)
+    return exc
+
+
 @contextlib.contextmanager
 def disk_full_as_error(path: PathLike) -> Iterator[None]:
     """Turn an ``OSError`` ENOSPC/EDQUOT raised in the block into a :class:`DiskFullError` naming ``path``.
@@ -82,12 +93,11 @@ def disk_full_as_error(path: PathLike) -> Iterator[None]:
     """
     try:
         yield
-    except DiskFullError:
-        raise
     except OSError as exc:
-        if exc.errno in DISK_FULL_ERRNOS:
-            raise disk_full_error(path, exc) from exc
-        raise
+        error = as_disk_full(exc, path)
+        if error is exc:
+            raise
+        raise error from exc
 
 
 def _umask() -> int:
@@ -127,18 +137,16 @@ def atomic_file(path: PathLike, durable: bool = True) -> Iterator[IO[bytes]]:
     with disk_full_as_error(path):
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path), suffix=TEMP_SUFFIX, dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                os.fchmod(handle.fileno(), 0o666 & ~_UMASK)
-                yield handle
-                handle.flush()
-                if durable:
-                    os.fsync(handle.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            os.fchmod(handle.fileno(), 0o666 & ~_UMASK)
+            yield handle
+            handle.flush()
+            if durable:
+                os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException as exc:
+        _discard_and_raise(exc, tmp, path)
     if durable:
         fsync_dir(path.parent)
 
@@ -159,17 +167,15 @@ def write_temp_beside(path: PathLike, data: bytes, durable: bool = True) -> str:
     path = Path(path)
     with disk_full_as_error(path):
         fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path), suffix=TEMP_SUFFIX, dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                os.fchmod(handle.fileno(), 0o666 & ~_UMASK)
-                handle.write(data)
-                handle.flush()
-                if durable:
-                    os.fsync(handle.fileno())
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            os.fchmod(handle.fileno(), 0o666 & ~_UMASK)
+            handle.write(data)
+            handle.flush()
+            if durable:
+                os.fsync(handle.fileno())
+    except BaseException as exc:
+        _discard_and_raise(exc, tmp, path)
     return tmp
 
 
@@ -178,6 +184,16 @@ def replace_with_temp(tmp: PathLike, path: PathLike, durable: bool = True) -> No
     os.replace(tmp, path)
     if durable:
         fsync_dir(Path(path).parent)
+
+
+def _discard_and_raise(exc: BaseException, tmp: str, path: PathLike) -> NoReturn:
+    """Remove the temp of a failed atomic write and raise ``exc`` (a full disk as :class:`DiskFullError`)."""
+    error = as_disk_full(exc, path)  # measured before the temp frees its space
+    with contextlib.suppress(OSError):
+        os.unlink(tmp)
+    if error is exc:
+        raise exc
+    raise error from exc
 
 
 def remove_stale_temps(path: PathLike) -> int:

@@ -3,7 +3,8 @@
 A backend owns a container format (torch zip, numpy ``.npz``, ...). It never decides file
 names or rotation (that is :mod:`RLA.checkpoint.saver`) and never encodes Python values
 (that is :mod:`RLA.checkpoint.codec`). Files are written through :func:`atomic_file`, so a
-reader sees either the previous file or the complete new one, even after a SIGKILL.
+reader sees either the previous file or the complete new one, even after a SIGKILL; a full
+disk is a :class:`RLA.errors.DiskFullError` and leaves no temp file behind.
 """
 from __future__ import annotations
 
@@ -65,7 +66,15 @@ class CheckpointBackend:
             "skeleton": skeleton, "leaves": [self._leaf_meta(leaf) for leaf in leaves],
         }
         with atomic_file(Path(path), durable=durable) as handle:
-            self._write(handle, json.dumps(header, allow_nan=True), leaves)
+            recorder = _WriteErrors(handle)
+            try:
+                self._write(recorder, json.dumps(header, allow_nan=True), leaves)  # type: ignore[arg-type]
+            except OSError:
+                raise
+            except Exception as exc:
+                if recorder.error is not None:  # torch's zip writer turns it into "unexpected pos"
+                    raise recorder.error from exc
+                raise
         return Path(path)
 
     @staticmethod
@@ -120,3 +129,33 @@ class CheckpointBackend:
                                expected=f"a complete {self.name} checkpoint written by RLA",
                                found=found, fix="load another step (e.g. load_checkpoint(ckp_index=<older step>)) "
                                                 "or delete this file")
+
+
+class _WriteErrors:
+    """A binary file that remembers the ``OSError`` its ``write``/``flush`` raised.
+
+    Container writers may swallow the error of the file they write to (torch's zip writer
+    reports ``unexpected pos 1024 vs 918`` for a full disk); the backend raises the
+    remembered ``OSError`` instead, so a full disk becomes a ``DiskFullError``.
+    """
+
+    def __init__(self, handle: IO[bytes]) -> None:
+        self._handle = handle
+        self.error: Optional[OSError] = None
+
+    def write(self, data: Any) -> int:
+        try:
+            return self._handle.write(data)
+        except OSError as exc:
+            self.error = exc
+            raise
+
+    def flush(self) -> None:
+        try:
+            self._handle.flush()
+        except OSError as exc:
+            self.error = exc
+            raise
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._handle, name)
