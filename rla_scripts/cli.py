@@ -40,7 +40,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         status = args.func(args)
         sys.stdout.flush()  # a closed pipe shows here, inside the handler below
     except RLAError as exc:
-        print(f"rla {args.command}: error: {exc}", file=sys.stderr)
+        from RLA.terminal import escape  # the message may quote a run name or value from outside
+        print(f"rla {args.command}: error: {escape(exc)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print(f"rla {args.command}: interrupted", file=sys.stderr)

@@ -32,12 +32,15 @@ class PlotResult(tuple):
         files: paths written (figures, ``.csv``, ``-final.csv``).
         figure: the matplotlib Figure.
         notes: messages about truncated runs or skipped metrics.
+        skipped: ``(index, reason)`` of every damaged run left out (each also a
+            :class:`RLA.query.BrokenRunWarning`).
     """
 
     def __new__(cls, legends: Dict[str, int], stats: Dict[str, Any], files: List[Path], figure: Any,
-                notes: List[str]) -> "PlotResult":
+                notes: List[str], skipped: Optional[List[Tuple[str, str]]] = None) -> "PlotResult":
         obj = super().__new__(cls, (legends, stats))
         obj.legends, obj.stats, obj.files, obj.figure, obj.notes = legends, stats, files, figure, notes
+        obj.skipped = list(skipped or [])
         return obj
 
 
@@ -135,7 +138,7 @@ def plot_func(data_root: Union[str, os.PathLike], task_table_name: Optional[str]
         RunNotFoundError: no run matches; QueryError: a bad ``where``/unknown metric;
         RLAError: bad options.
     """
-    from RLA.query import load_curves, select_runs
+    from RLA.query import load_curves, select_runs, warn_skipped
 
     band_kind = _band_from_legacy(kwargs, band_kind or "stderr")
     kwargs.pop("shaded_range", None)
@@ -153,6 +156,7 @@ def plot_func(data_root: Union[str, os.PathLike], task_table_name: Optional[str]
     data_root = Path(data_root)
     regs = [regs] if isinstance(regs, str) else list(regs or ["*"])
     selection = select_runs(data_root, task=task_table_name, where=where)
+    warn_skipped(selection)
     runs_per_reg = []
     from RLA.query.selection import match_selector
     for reg in regs:
@@ -167,7 +171,8 @@ def plot_func(data_root: Union[str, os.PathLike], task_table_name: Optional[str]
                                expected="at least one run", found=f"0 of {selection.scanned} runs",
                                fix="check regs, where and the task name")
     curves = load_curves(list(all_rows.values()), metrics, x=x_key, x_bound=xlim)
-    notes: List[str] = [f"skipped unreadable run {i}: {p}" for i, p in selection.skipped]
+    skipped = list(selection.skipped) + list(curves.attrs.get("skipped", []))
+    notes: List[str] = [f"skipped unreadable run {i}: {p}" for i, p in skipped]
     panels: List[Dict[str, Any]] = []
     csv_rows: List[str] = ["metric,legend,n_runs,x,center,low,high,n_at_x"]
     final_rows: List[str] = ["metric,legend,n,mean,median,iqm,std,stderr,ci_low,ci_high,window_start"]
@@ -236,18 +241,19 @@ def plot_func(data_root: Union[str, os.PathLike], task_table_name: Optional[str]
         atomic_write_text(path, "\n".join(rows) + "\n", durable=False)
         files.append(path)
     if verbose:
-        for note in notes:
-            print(f"[plot] {note}")
+        from RLA.terminal import escape
+        for note in notes:  # legends and notes quote hyper-parameter values from the runs
+            print(f"[plot] {escape(note)}")
         for metric, by_legend in stats.items():
             for legend, s in by_legend.items():
-                print(f"[plot] {metric} | {legend} ({s['n']} runs): final {agg} window x>={s['window_start']:g}: "
+                print(f"[plot] {escape(metric)} | {escape(legend)} ({s['n']} runs): final {agg} window x>={s['window_start']:g}: "
                       f"mean {s['mean']:.4g} ± {s['stderr']:.3g} (stderr), median {s['median']:.4g}, "
                       f"IQM {s['iqm']:.4g}, 95% CI [{s['ci_low']:.4g}, {s['ci_high']:.4g}]")
-        print(f"[plot] saved {', '.join(str(p) for p in files)}")
+        print(f"[plot] saved {escape(', '.join(str(p) for p in files))}")
     if show:
         import matplotlib.pyplot as plt
         plt.show()
-    return PlotResult(legends, stats, files, fig, notes)
+    return PlotResult(legends, stats, files, fig, notes, skipped)
 
 
 def _cell(text: str) -> str:

@@ -13,25 +13,20 @@ holds; it is refreshed on every call and rebuilt when missing, stale or corrupt.
 from __future__ import annotations
 
 import os
-import warnings
 from typing import Any, Optional, Sequence, Union
 
 from RLA.query.catalog import Catalog
-from RLA.query.curves import load_curves
+from RLA.query.curves import BrokenRunWarning, load_curves
+from RLA.query.curves import warn_skipped as _warn
 from RLA.query.expr import Query, parse_query
 from RLA.query.frame import metric_column, rows_to_frame
 from RLA.query.selection import RunRow, Selection, parse_when, select_runs
 from RLA.query.warm import WARM
 
 
-class BrokenRunWarning(UserWarning):
-    """A run could not be read (corrupt ``run.json`` or ``progress.csv``) and was skipped."""
-
-
 def warn_skipped(selection: Selection) -> None:
     """Emit one :class:`BrokenRunWarning` per run left out of ``selection``."""
-    for index, problem in selection.skipped:
-        warnings.warn(f"skipped run {index}: {problem}", BrokenRunWarning, stacklevel=3)
+    _warn(selection.skipped, stacklevel=4)
 
 
 def list_runs(data_root: Union[str, os.PathLike], task: Optional[str] = None,

@@ -8,6 +8,10 @@ never shown; it ``stat``\\ s the files of every run that may still change, re-re
 runs whose files changed (by mtime and size), and drops rows of runs that are gone. What a
 process learnt stays in memory (:mod:`RLA.query.warm`), so repeated queries touch SQLite
 only when something changed. Several processes may query and refresh it at once.
+
+A damaged run (its record has problems) is never answered from memory or from the file:
+it is read again on every query, so a run repaired by hand (or by a later pull) shows up
+at once, whichever of its files was fixed, and no failure is ever cached.
 """
 from __future__ import annotations
 
@@ -158,7 +162,7 @@ class Catalog:
         for entry in view.live:
             run = entry.layout
             sig, newest = signature_and_mtime(run, self.log_roots[run.archived])
-            if sig != entry.sig:
+            if sig != entry.sig or entry.record.problems:
                 return None
             entry.checked_at = now
             if is_settled(entry.record, newest, now_ns):
@@ -191,7 +195,7 @@ class Catalog:
                 result[key] = entry.record
                 continue
             sig, newest = signature_and_mtime(run, self.log_roots[run.archived])
-            if entry is not None and entry.sig == sig:
+            if entry is not None and entry.sig == sig and not entry.record.problems:
                 entry.checked_at, entry.settled = now, is_settled(entry.record, newest, now_ns)
                 result[key] = entry.record
                 continue
@@ -201,9 +205,12 @@ class Catalog:
             if hit is not None and hit[0] == sig:
                 try:
                     record = RunRecord(**json.loads(hit[1]))
-                except (ValueError, TypeError):
+                except (ValueError, TypeError, RecursionError):
                     pass
                 else:
+                    if record.problems:  # a damaged run is read again, never served from the file
+                        stale.append((key, run, sig, newest))
+                        continue
                     self._remember(state, key, run, sig, record, now, newest, now_ns)
                     result[key] = record
                     continue
@@ -223,11 +230,12 @@ class Catalog:
         for key in gone:
             if state.entries.pop(key, None) is not None:
                 state.bump()
-        upserts = [(run, record) for (_, run, _, _), record in zip(stale, fresh)]
+        # Damaged runs are not stored: they are read again next time anyway.
+        upserts = [(run, record) for (_, run, _, _), record in zip(stale, fresh) if not record.problems]
         if db_rows is not None:  # a new, rebuilt or behind file: put back what it lacks
             written = {key for key, _, _, _ in stale}
-            upserts += [(on_disk[key], record) for key, record in result.items()
-                        if key not in written and db_rows.get(key, ("",))[0] != record.signature]
+            upserts += [(on_disk[key], record) for key, record in result.items() if key not in written
+                        and not record.problems and db_rows.get(key, ("",))[0] != record.signature]
         if upserts or gone:
             self._write(upserts, sorted(gone))
         if db_rows is not None or upserts or gone:

@@ -1,14 +1,33 @@
-"""Load the learning curves of selected runs as one long DataFrame."""
+"""Load the learning curves of selected runs as one long DataFrame.
+
+A run whose ``progress.csv`` cannot be read safely (not a regular file, too big, binary,
+malformed, an oversized cell: see :mod:`RLA.logger.readers`) is left out and reported: a
+:class:`BrokenRunWarning` and a ``(index, reason)`` pair in ``frame.attrs['skipped']``.
+"""
 from __future__ import annotations
 
 import difflib
+import warnings
 from pathlib import Path
 from typing import Any, Iterable, List, Optional, Sequence, Tuple, Union
 
-from RLA.logger.readers import read_progress_csv
+from RLA.logger.readers import read_header, read_progress_csv
 from RLA.errors import QueryError, RunNotFoundError
 from RLA.layout import PROGRESS_CSV
 from RLA.query.selection import RunRow
+from RLA.safe_read import UnreadableFileError
+from RLA.terminal import escape
+
+
+class BrokenRunWarning(UserWarning):
+    """A run could not be read (damaged, crafted or non-regular files) and was skipped."""
+
+
+def warn_skipped(skipped: Iterable[Tuple[str, str]], stacklevel: int = 3) -> None:
+    """Emit one :class:`BrokenRunWarning` per ``(index, reason)`` (text escaped)."""
+    for index, problem in skipped:
+        warnings.warn(f"skipped run {escape(index)}: {escape(problem)}", BrokenRunWarning,
+                      stacklevel=stacklevel)
 
 #: Columns of the frame :func:`load_curves` returns (``x`` is renamed to the x key).
 CURVE_COLUMNS = ("index", "metric", "x", "value")
@@ -35,7 +54,11 @@ def _sources(runs: Any) -> List[Tuple[str, Path]]:
 
 
 def read_progress(log_dir: Path, columns: Sequence[str]) -> Any:
-    """Read the wanted columns of a run's ``progress.csv`` (missing columns are absent)."""
+    """Read the wanted columns of a run's ``progress.csv`` (missing columns are absent).
+
+    Raises:
+        UnreadableFileError: the file cannot be read safely.
+    """
     import pandas as pd
 
     path = Path(log_dir) / PROGRESS_CSV
@@ -52,8 +75,8 @@ def _all_columns(sources: Iterable[Tuple[str, Path]]) -> set:
     columns: set = set()
     for _, log_dir in sources:
         try:
-            columns.update(str(c) for c in pd.read_csv(Path(log_dir) / PROGRESS_CSV, nrows=0).columns)
-        except (OSError, ValueError, pd.errors.EmptyDataError):
+            columns.update(read_header(Path(log_dir) / PROGRESS_CSV))
+        except (OSError, UnreadableFileError):
             continue
     return columns
 
@@ -72,6 +95,10 @@ def load_curves(runs: Any, metrics: Union[str, Sequence[str]], x: str = "time-st
         x_bound: keep ``x <= bound`` (a number) or ``low <= x <= high`` (a pair).
         strict: raise when a metric is in no run (else return what exists).
 
+    Returns:
+        The frame; ``frame.attrs['skipped']`` lists ``(index, reason)`` of the runs whose
+        ``progress.csv`` could not be read (each also a :class:`BrokenRunWarning`).
+
     Raises:
         RunNotFoundError: no runs were given.
         QueryError: a metric (or the x column) that none of the runs logged.
@@ -86,8 +113,13 @@ def load_curves(runs: Any, metrics: Union[str, Sequence[str]], x: str = "time-st
                                found="an empty selection", fix="widen the task/regex/where filters")
     pieces = []
     seen: set = set()
+    skipped: List[Tuple[str, str]] = []
     for index, log_dir in sources:
-        frame = read_progress(log_dir, [x] + metrics)
+        try:
+            frame = read_progress(log_dir, [x] + metrics)
+        except UnreadableFileError as exc:
+            skipped.append((index, f"corrupt progress.csv: {exc.reason}"))
+            continue
         seen.update(frame.columns)
         if x not in frame.columns:
             continue
@@ -103,6 +135,7 @@ def load_curves(runs: Any, metrics: Union[str, Sequence[str]], x: str = "time-st
             if keep.any():
                 pieces.append(pd.DataFrame({"index": index, "metric": metric,
                                             x: xs[keep], "value": ys[keep]}))
+    warn_skipped(skipped)
     missing = [m for m in [x] + metrics if m not in seen]
     if missing and strict:
         columns = sorted(_all_columns(sources[:20]))
@@ -112,6 +145,9 @@ def load_curves(runs: Any, metrics: Union[str, Sequence[str]], x: str = "time-st
                          found=f"{len(sources)} runs without {', '.join(missing)}",
                          fix=f"did you mean {close[0]!r}" if close else "check the metric names")
     if not pieces:
-        return pd.DataFrame({"index": pd.Series(dtype=object), "metric": pd.Series(dtype=object),
-                             x: pd.Series(dtype=float), "value": pd.Series(dtype=float)})
-    return pd.concat(pieces, ignore_index=True)
+        result = pd.DataFrame({"index": pd.Series(dtype=object), "metric": pd.Series(dtype=object),
+                               x: pd.Series(dtype=float), "value": pd.Series(dtype=float)})
+    else:
+        result = pd.concat(pieces, ignore_index=True)
+    result.attrs["skipped"] = skipped
+    return result

@@ -11,7 +11,8 @@ import os
 import sqlite3
 from typing import Dict, Optional, Sequence, Tuple
 
-SCHEMA_VERSION = "1"
+#: "2": records are checked by RLA.query.info_schema (older files hold unchecked ones).
+SCHEMA_VERSION = "2"
 BUSY_TIMEOUT_S = 30.0
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

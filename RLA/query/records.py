@@ -4,15 +4,17 @@ Hyper-parameters come from the first source that has them: ``run.json``, then
 ``code/.../parameter.json``, then the ``archive_tester`` JSON, then ``backup.txt`` lines
 (``[BACKUP] 0 : key: lr, value: 0.001``), then the ``&k=v`` part of the run's name. Runs of
 the original project (no ``run.json``) and runs synced from another machine (logs only)
-are therefore read too. A problem in one run (corrupt ``run.json`` or ``progress.csv``) is
-recorded in :attr:`RunRecord.problems`, never raised.
+are therefore read too. Every file is read through :mod:`RLA.safe_read` (regular files
+only, size caps, JSON depth limit) and ``run.json`` is checked field by field
+(:mod:`RLA.query.info_schema`). A problem in one run (a damaged, crafted or non-regular
+``run.json``, ``parameter.json`` or ``progress.csv``, a field of the wrong type) is
+recorded in :attr:`RunRecord.problems`, never raised: the run is skipped and reported.
 """
 from __future__ import annotations
 
 import ast
 import csv
 import io
-import json
 import math
 import os
 import re
@@ -20,17 +22,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from RLA.logger.readers import complete_lines, read_progress_csv
+from RLA.logger.readers import complete_lines, frame_from_bytes
 from RLA.layout import ARCHIVE_TESTER, PROGRESS_CSV, RUN_INFO_FILE, RunLayout
 from RLA.naming import index_time, parse_run_name
+from RLA.query.info_schema import check_info
+from RLA.safe_read import MAX_JSON_DEPTH, UnreadableFileError, is_present, nesting_depth, read_bytes, read_json_object
 
 #: Columns of ``progress.csv`` that are axes, not metrics.
 AXIS_COLUMNS = ("time-step", "timestamp")
 PARAMETER_FILE = "parameter.json"
 BACKUP_FILE = "backup.txt"
+#: ``backup.txt`` is read up to this size (it holds one line per hyper-parameter).
+MAX_BACKUP_BYTES = 16 << 20
 #: The ``run.json`` keys the catalog keeps (the rest is read from disk when needed).
 INFO_KEYS = ("status", "host", "ip", "pid", "start_time", "end_time", "heartbeat", "heartbeat_interval",
              "exit_code", "parent", "task", "index")
+#: Longer values in ``backup.txt`` are kept as text.
+_MAX_LITERAL = 10_000
 _BACKUP_RE = re.compile(r"^\[BACKUP\][^:]*:\s*key:\s*(?P<key>.+?),\s*value:\s*(?P<value>.*)$")
 
 
@@ -79,6 +87,8 @@ def flatten(params: Dict[str, Any], prefix: str = "") -> Dict[str, Any]:
 def literal(text: str) -> Any:
     """Type a value written as text (``'0.001'`` -> 0.001, ``'True'`` -> True); else the text."""
     text = text.strip()
+    if len(text) > _MAX_LITERAL or nesting_depth(text.encode("utf-8", "replace"), MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+        return text  # kept as text: typing it would recurse or take long
     try:
         return ast.literal_eval(text)
     except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
@@ -119,21 +129,13 @@ def signature(run: RunLayout, log_root: Optional[str] = None) -> str:
     return signature_and_mtime(run, log_root)[0]
 
 
-def _read_json_dict(path: Path) -> Optional[Dict[str, Any]]:
-    with open(path, "r", encoding="utf-8") as handle:
-        data = json.load(handle)
-    if not isinstance(data, dict):
-        raise ValueError(f"expected a JSON object, found {type(data).__name__}")
-    return data
-
-
 def _params_from_backup(path: Path) -> Dict[str, Any]:
     params: Dict[str, Any] = {}
-    with open(path, "r", encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            match = _BACKUP_RE.match(line.strip())
-            if match:
-                params[match["key"].strip()] = literal(match["value"])
+    text = read_bytes(path, MAX_BACKUP_BYTES).decode("utf-8", errors="replace")
+    for line in text.splitlines():
+        match = _BACKUP_RE.match(line.strip())
+        if match:
+            params[match["key"].strip()] = literal(match["value"])
     return params
 
 
@@ -146,12 +148,12 @@ def _load_params(run: RunLayout, record: RunRecord) -> None:
     sources: List[Tuple[str, Path]] = [(PARAMETER_FILE, run.code_dir / PARAMETER_FILE),
                                        (ARCHIVE_TESTER, run.path(ARCHIVE_TESTER))]
     for label, path in sources:
-        if not path.is_file():
-            continue
         try:
-            data = _read_json_dict(path)
-        except (OSError, ValueError) as exc:
-            record.problems.append(f"unreadable {label} ({exc})")
+            data = read_json_object(path)
+        except FileNotFoundError:
+            continue
+        except UnreadableFileError as exc:
+            record.problems.append(f"corrupt {label}: {exc.reason}")
             continue
         params = data.get("hyper_param") if label == ARCHIVE_TESTER else data
         if isinstance(params, dict) and params:
@@ -159,11 +161,13 @@ def _load_params(run: RunLayout, record: RunRecord) -> None:
             if label == ARCHIVE_TESTER and isinstance(data.get("tracked_keys"), list):
                 record.tracked = [str(k) for k in data["tracked_keys"]]
             break
-    if not record.params and (run.log_dir / BACKUP_FILE).is_file():
+    if not record.params and is_present(run.log_dir / BACKUP_FILE):
         try:
             record.params = _params_from_backup(run.log_dir / BACKUP_FILE)
-        except OSError as exc:
-            record.problems.append(f"unreadable backup.txt ({exc})")
+        except FileNotFoundError:
+            pass
+        except UnreadableFileError as exc:
+            record.problems.append(f"corrupt backup.txt: {exc.reason}")
         if record.params:
             record.param_source = BACKUP_FILE
     parsed = parse_run_name(run.name)
@@ -182,11 +186,11 @@ def _finite(value: Any) -> Optional[float]:
     return number if math.isfinite(number) else None
 
 
-def _fast_numeric(path: Path) -> Optional[Tuple[List[str], Any]]:
+def _fast_numeric(data: bytes) -> Optional[Tuple[List[str], Any]]:
     """Parse an all-numeric ``progress.csv`` with numpy (4x faster than pandas); else None."""
     import numpy as np
 
-    handle = io.StringIO(complete_lines(path).decode("utf-8"), newline="")
+    handle = io.StringIO(data.decode("utf-8"), newline="")
     header_line = handle.readline()
     if not header_line.strip():
         return [], np.empty((0, 0))
@@ -214,13 +218,24 @@ def _add_column(record: RunRecord, column: str, array: Any) -> None:
 
 
 def summarize_progress(path: Path, record: RunRecord) -> None:
-    """Fill ``metrics``, ``time_step`` and ``n_rows`` from a ``progress.csv``."""
+    """Fill ``metrics``, ``time_step`` and ``n_rows`` from a ``progress.csv``.
+
+    A file that cannot be read safely (not a regular file, too big, binary, malformed, a
+    cell above :data:`RLA.logger.readers.MAX_CELL_CHARS`) is recorded as a problem.
+    """
     import numpy as np
     import pandas as pd
 
     try:
-        fast = _fast_numeric(path)
-    except (OSError, UnicodeDecodeError, csv.Error):
+        data = complete_lines(path)
+    except FileNotFoundError:
+        return
+    except UnreadableFileError as exc:
+        record.problems.append(f"corrupt progress.csv: {exc.reason}")
+        return
+    try:
+        fast = _fast_numeric(data)
+    except (UnicodeDecodeError, csv.Error, ValueError):
         fast = None
     if fast is not None:
         header, array = fast
@@ -229,21 +244,34 @@ def summarize_progress(path: Path, record: RunRecord) -> None:
             _add_column(record, column, array[:, i])
         return
     try:
-        frame = read_progress_csv(path, low_memory=False)
+        frame = frame_from_bytes(path, data, low_memory=False)
     except pd.errors.EmptyDataError:
         return
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError, OSError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        record.problems.append(f"corrupt progress.csv ({first})")
+    except UnreadableFileError as exc:
+        record.problems.append(f"corrupt progress.csv: {exc.reason}")
         return
     record.n_rows = int(len(frame))
     for column in frame.columns:
         values = frame[column]
-        if values.dtype == object or not np.issubdtype(values.dtype, np.number):
+        # pandas 3 reads text as StringDtype, which numpy cannot interpret: ask pandas.
+        if not pd.api.types.is_numeric_dtype(values.dtype):
             values = pd.to_numeric(values, errors="coerce")
-        if values.dtype == bool or not np.issubdtype(values.dtype, np.number):
+        if pd.api.types.is_bool_dtype(values.dtype) or not pd.api.types.is_numeric_dtype(values.dtype):
             continue
         _add_column(record, str(column), values.to_numpy(dtype=float, na_value=np.nan))
+
+
+def read_info(path: Path, record: RunRecord) -> None:
+    """Read and check ``run.json`` into ``record.info``; problems go to ``record.problems``."""
+    try:
+        info = read_json_object(path)
+    except FileNotFoundError:
+        return
+    except UnreadableFileError as exc:
+        record.problems.append(f"corrupt run.json: {exc.reason}")
+        return
+    record.info, problems = check_info(info)
+    record.problems.extend(problems)
 
 
 def read_record(run: RunLayout, sig: Optional[str] = None, full_info: bool = True) -> RunRecord:
@@ -256,18 +284,16 @@ def read_record(run: RunLayout, sig: Optional[str] = None, full_info: bool = Tru
     """
     record = RunRecord(relative=run.relative, archived=run.archived,
                        signature=sig if sig is not None else signature(run))
-    info_path = run.log_dir / RUN_INFO_FILE
-    if info_path.is_file():
-        try:
-            record.info = _read_json_dict(info_path) or {}
-        except (OSError, ValueError) as exc:
-            record.problems.append(f"corrupt run.json ({exc})")
-    _load_params(run, record)
-    if not full_info and record.info:
-        record.info = {k: record.info[k] for k in INFO_KEYS if k in record.info}
-    progress = run.log_dir / PROGRESS_CSV
-    if progress.is_file():
-        summarize_progress(progress, record)
+    try:
+        read_info(run.log_dir / RUN_INFO_FILE, record)
+        _load_params(run, record)
+        if not full_info and record.info:
+            record.info = {k: record.info[k] for k in INFO_KEYS if k in record.info}
+        summarize_progress(run.log_dir / PROGRESS_CSV, record)
+    except Exception as exc:  # noqa: BLE001 - data from outside must never stop the listing
+        # The readers above turn every expected failure into a problem; this is the last
+        # guard of "one bad run never breaks the database": report whatever else escaped.
+        record.problems.append(f"unreadable run ({type(exc).__name__}: {str(exc)[:200]})")
     return record
 
 

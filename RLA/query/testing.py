@@ -11,7 +11,7 @@ import json
 import os
 import socket
 from pathlib import Path
-from typing import Any, Dict, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from RLA.fs import atomic_write_json
 from RLA.layout import ARCHIVE_TESTER, CODE, LOG, RunLayout
@@ -104,3 +104,71 @@ def make_run(data_root: os.PathLike, task: str = "demo", params: Optional[Dict[s
     if curves is not None:
         write_progress(log_dir / "progress.csv", curves, steps)
     return layout
+
+
+def _edit_info(**fields: Any) -> Callable[[RunLayout], None]:
+    def edit(layout: RunLayout) -> None:
+        path = layout.log_dir / "run.json"
+        info = json.loads(path.read_text(encoding="utf-8"))
+        info.update(fields)
+        path.write_text(json.dumps(info), encoding="utf-8")
+    return edit
+
+
+def _replace(name: str, make: Callable[[Path], None], where: str = "log") -> Callable[[RunLayout], None]:
+    def edit(layout: RunLayout) -> None:
+        path = (layout.log_dir if where == "log" else layout.code_dir) / name
+        if path.exists() or path.is_symlink():
+            path.unlink()
+        make(path)
+    return edit
+
+
+_DEEP = b"[" * 100_000 + b"]" * 100_000
+#: Damaged or crafted runs, by name: ``(how the run is damaged, text its reason contains)``.
+#: Each is a run a pull could bring; every reader must skip and report it.
+CRAFTED: Dict[str, Tuple[Callable[[RunLayout], None], str]] = {
+    "run_json_100k_deep": (_replace("run.json", lambda p: p.write_bytes(_DEEP)), "nested more than"),
+    # a run of the original project (no run.json): its hyper-parameters come from parameter.json
+    "parameter_json_100k_deep": (lambda layout: (os.unlink(layout.log_dir / "run.json"), _replace(
+        "parameter.json", lambda p: p.write_bytes(_DEEP), "code")(layout)), "parameter.json"),
+    "heartbeat_int": (_edit_info(heartbeat=5, status="running"), "'heartbeat'"),
+    "interval_soon": (_edit_info(heartbeat_interval="soon", status="running"), "'heartbeat_interval'"),
+    "pid_2_70": (_edit_info(pid=2 ** 70, status="running"), "'pid'"),
+    "start_time_int": (_edit_info(start_time=5), "'start_time'"),
+    "end_time_list": (_edit_info(end_time=[1]), "'end_time'"),
+    "status_int": (_edit_info(status=3), "'status'"),
+    "hyper_params_list": (_edit_info(hyper_params=[1, 2]), "'hyper_params'"),
+    "run_json_5000_digits": (_replace("run.json", lambda p: p.write_text('{"pid": ' + "7" * 5000 + "}")),
+                             "not valid JSON"),
+    "run_json_binary": (_replace("run.json", lambda p: p.write_bytes(b"\x00\xff\xfe{" * 64)), "binary"),
+    "run_json_symlink_passwd": (_replace("run.json", lambda p: p.symlink_to("/etc/passwd")), "symbolic link"),
+    "run_json_fifo": (_replace("run.json", lambda p: os.mkfifo(p)), "FIFO"),
+    "progress_fifo": (_replace("progress.csv", lambda p: os.mkfifo(p)), "FIFO"),
+    "progress_directory": (_replace("progress.csv", lambda p: p.mkdir()), "directory"),
+    "progress_200kB_cell": (_replace("progress.csv", lambda p: p.write_text(
+        "return,time-step\n1.0,0\n" + "x" * 200_000 + ",1\n")), "200000 characters"),
+    "progress_symlink_zero": (_replace("progress.csv", lambda p: p.symlink_to("/dev/zero")), "symbolic link"),
+    "progress_binary": (_replace("progress.csv", lambda p: p.write_bytes(b"return,time-step\n\x00\x01,2\n")),
+                        "binary"),
+}
+
+
+def make_crafted_runs(data_root: os.PathLike, task: str = "crafted",
+                      names: Optional[Sequence[str]] = None) -> Tuple[List[RunLayout], Dict[str, RunLayout]]:
+    """Three good runs and one damaged run per :data:`CRAFTED` entry, all in ``task``.
+
+    The good runs log ``return`` and have ``kind='good'``; the damaged ones ``kind=<name>``.
+
+    Returns:
+        ``(good runs, {name: damaged run})``.
+    """
+    good = [make_run(data_root, task=task, params={"kind": "good", "seed": i}, curves={"return": [0.0, 1.0 + i]})
+            for i in range(3)]
+    bad: Dict[str, RunLayout] = {}
+    for name in names if names is not None else list(CRAFTED):
+        layout = make_run(data_root, task=task, params={"kind": name, "seed": 0}, curves={"return": [0.0, 2.0]},
+                          tracked=["seed"])
+        CRAFTED[name][0](layout)
+        bad[name] = layout
+    return good, bad

@@ -35,6 +35,28 @@ def choose_columns(frame: Any, args: argparse.Namespace) -> List[str]:
     return ["index", "status", "start_time", "host"] + params + metrics
 
 
+def escape_frame(frame: Any) -> Any:
+    """A copy of ``frame`` whose column names and text cells are safe on a terminal
+    (see :mod:`RLA.terminal`); numbers and times are left as they are."""
+    import pandas as pd
+
+    from RLA.terminal import escape
+
+    def cell(value: Any) -> Any:
+        if isinstance(value, str):
+            return escape(value)
+        if isinstance(value, (tuple, list, dict, bytes)):
+            return escape(repr(value) if isinstance(value, bytes) else str(value))
+        return value
+
+    out = frame.rename(columns=lambda c: escape(c))
+    for i in range(out.shape[1]):
+        if not pd.api.types.is_numeric_dtype(out.dtypes.iloc[i]) and \
+                not pd.api.types.is_datetime64_any_dtype(out.dtypes.iloc[i]):
+            out.isetitem(i, out.iloc[:, i].map(cell))
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
     from RLA.query import rows_to_frame
 
@@ -54,14 +76,15 @@ def run(args: argparse.Namespace) -> int:
         frame = frame.head(args.limit)
     shown = frame if args.format != "table" and not args.columns else frame[choose_columns(frame, args)]
     if args.format == "csv":
-        shown.to_csv(sys.stdout, index=False)
+        # Data for tools: written as it is, unless it goes straight to a terminal.
+        (escape_frame(shown) if sys.stdout.isatty() else shown).to_csv(sys.stdout, index=False)
     elif args.format == "json":
         print(shown.to_json(orient="records", date_format="iso", default_handler=str))
     else:
         import pandas as pd
         with pd.option_context("display.max_rows", None, "display.max_columns", None, "display.width", 200,
                                "display.max_colwidth", 60):
-            print(shown.to_string(index=False))
+            print(escape_frame(shown).to_string(index=False))
         print(f"{len(frame)} runs" + (f" ({len(selection.skipped)} unreadable, skipped)" if selection.skipped else ""))
     return 0
 

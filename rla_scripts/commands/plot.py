@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import warnings
 
 from rla_scripts.commands._common import add_data_root, resolve_data_root
 
@@ -15,11 +16,17 @@ def run(args: argparse.Namespace) -> int:
         rows = require_runs(select(args, data_root), args, data_root)
         print(f"would plot {', '.join(args.metrics)} of {len(rows)} runs grouped by {', '.join(args.split_keys) or '(all)'}")
         return 0
-    result = plot_func(data_root, args.task, args.regex or ["*"], args.split_keys, args.metrics,
-                       xlim=args.xlim, where=args.where, x_key=args.x, xlabel=args.x, resample=args.resample,
-                       smooth_step=args.smooth, agg=args.agg, band_kind=args.band, vary_len_plot=args.vary_len,
-                       final_window=args.final_window, pretty=args.pretty, title=args.title,
-                       save_name=args.out, formats=args.formats, verbose=True)
+    from RLA.query import BrokenRunWarning
+    from rla_scripts.commands._common import report_skipped
+
+    with warnings.catch_warnings():  # reported below as one `warning: skipped` line each
+        warnings.simplefilter("ignore", BrokenRunWarning)
+        result = plot_func(data_root, args.task, args.regex or ["*"], args.split_keys, args.metrics,
+                           xlim=args.xlim, where=args.where, x_key=args.x, xlabel=args.x, resample=args.resample,
+                           smooth_step=args.smooth, agg=args.agg, band_kind=args.band, vary_len_plot=args.vary_len,
+                           final_window=args.final_window, pretty=args.pretty, title=args.title,
+                           save_name=args.out, formats=args.formats, verbose=True)
+    report_skipped(result.skipped)
     return 0 if result.files else 1
 
 

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 from typing import Any, Dict, List
 
+from RLA.errors import RLAError
 from rla_scripts.commands._common import add_data_root, resolve_data_root
 
 
@@ -57,14 +58,21 @@ def describe_run(data_root: Path, selector: str, task: Any = None, archived: boo
 
 
 def render(view: Dict[str, Any]) -> str:
-    """Human-readable text of :func:`describe_run`."""
+    """Human-readable text of :func:`describe_run`; every line is escaped for a terminal
+    (a value with a newline or an escape sequence cannot fake or hide a line)."""
+    from RLA.terminal import escape
+
+    return "\n".join(escape(line) for line in _lines(view))
+
+
+def _lines(view: Dict[str, Any]) -> List[str]:
     lines: List[str] = [f"run      {view['index']}", f"name     {view['name']}",
                         f"status   {view['status']}" + (f" (exit {view['exit_code']})" if view.get("exit_code") not in (None, 0) else ""),
                         f"started  {view['start_time'] or '-'}   ended {view['end_time'] or '-'}",
                         f"host     {view['host'] or '-'} ({view['ip'] or '-'})"]
     if view.get("command"):
         command = view["command"]
-        lines.append(f"command  {' '.join(command) if isinstance(command, list) else command}")
+        lines.append(f"command  {' '.join(map(str, command)) if isinstance(command, list) else command}")
     if view.get("parent"):
         lines.append(f"parent   {view['parent']}")
     if view.get("error"):
@@ -79,7 +87,7 @@ def render(view: Dict[str, Any]) -> str:
         lines.append(f"  {mark} {key} = {value!r}")
     lines.append(f"last metrics (time-step {view['time_step']:g}, {view['rows']} rows):")
     for key, value in view["last_metrics"].items():
-        lines.append(f"    {key} = {value:g}")
+        lines.append(f"    {key} = {value:g}" if isinstance(value, (int, float)) else f"    {key} = {value!r}")
     lines.append("files:")
     for kind, entry in view["files"].items():
         shown = ", ".join(entry["entries"][:8]) + (" ..." if len(entry["entries"]) > 8 else "")
@@ -88,13 +96,18 @@ def render(view: Dict[str, Any]) -> str:
             lines.append(f"  {'':<15} {'':>9}  {shown}")
     for problem in view["problems"]:
         lines.append(f"problem: {problem}")
-    return "\n".join(lines)
+    return lines
 
 
 def run(args: argparse.Namespace) -> int:
     data_root = resolve_data_root(args.data_root)
     view = describe_run(data_root, args.run, task=args.task, archived=args.archived)
     print(json.dumps(view, indent=2, default=str) if args.format == "json" else render(view))
+    if view["problems"]:  # what could be read is shown above; the damage is the error
+        raise RLAError(f"Run {view['index']} is damaged", expected="run files RLA can read safely",
+                       found="; ".join(view["problems"]),
+                       fix="repair or replace the files named (a pull of the run again, or "
+                           "`rla delete` to move it to the trash)")
     return 0
 
 

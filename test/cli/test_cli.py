@@ -263,7 +263,7 @@ def test_list_reports_a_corrupt_run_and_lists_the_rest(db, capsys):
     (run.log_dir / "run.json").write_text("{broken")
     assert main(["list", "--data-root", str(db)]) == 0
     captured = capsys.readouterr()
-    assert "warning: run demo/2026/11/01/10-00-01-000000 could not be read (corrupt run.json" in captured.err
+    assert "warning: skipped demo/2026/11/01/10-00-01-000000: corrupt run.json" in captured.err
     assert "4 runs (1 unreadable, skipped)" in captured.out
 
 

@@ -1,0 +1,46 @@
+"""Make text from outside (run names, hyper-parameter values, file contents) safe to print.
+
+A run that arrived by a pull can carry escape sequences in its name or values: ``ESC [ 2 J``
+clears the screen, ``ESC ] ... BEL`` sets the window title or writes the clipboard on some
+terminals, ``\\r`` overwrites a line so a warning vanishes, a right-to-left override
+(U+202E) shows a name reversed. :func:`escape` rewrites every such character as visible
+text (``\\x1b``, ``\\r``, ``\\u202e``); printable text, Unicode letters included, is left
+as it is, so plain names print unchanged.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+# C0 controls (tab and newline included: they break table rows and can fake a line),
+# DEL, C1 controls (0x9b is a one-byte CSI on some terminals), the Unicode line and
+# paragraph separators, and the bidirectional formatting characters.
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _visible(match: "re.Match[str]") -> str:
+    char = match.group()
+    if char in _NAMED:
+        return _NAMED[char]
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def escape(value: Any) -> str:
+    """``str(value)`` with control, escape and bidi-override characters made visible.
+
+    Example::
+
+        >>> escape("run\\x1b[2Jname")
+        'run\\\\x1b[2Jname'
+    """
+    text = value if isinstance(value, str) else str(value)
+    if _UNSAFE.search(text) is None:
+        return text
+    return _UNSAFE.sub(_visible, text)
+
+
+def escape_lines(text: str) -> str:
+    """Escape each line of a multi-line text, keeping its line breaks (for rendered views)."""
+    return "\n".join(escape(line) for line in text.split("\n"))
