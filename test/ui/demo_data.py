@@ -17,6 +17,8 @@ from RLA.query.testing import make_run
 
 SCRIPT = "<script>window.__xss=1</script>"
 IMG = "\"><img src=x onerror=\"window.__xss=1\">"
+#: The payload as a metric name (a progress.csv header cell: no quotes or commas).
+IMG_METRIC = "<img src=x onerror=window.__xss=1>"
 LRS = (1e-3, 3e-4, 1e-4)
 SEEDS = (0, 1, 2)
 PNG_1PX = bytes.fromhex("89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489"
@@ -71,8 +73,12 @@ def build(data_root: Path, hostile: bool = True) -> Dict[str, str]:
     if hostile:
         bad = make_run(data_root, task="dqn/CartPole", params={"algo": SCRIPT, "lr": 1e-3, "seed": 9,
                                                                "env": IMG},
-                       tracked=["lr", "seed"], curves={"return": [1.0, 2.0], IMG: [3.0, 4.0]},
+                       tracked=["algo", "lr", "seed"], curves={"return": [1.0, 2.0], IMG_METRIC: [3.0, 4.0]},
                        when=when + _dt.timedelta(minutes=50))
         write_annotations(bad, Annotations(("xss",), SCRIPT + IMG))
         out["hostile"] = bad.index
+        # a task (so an index, a link and a run folder) named by the payload itself
+        named = make_run(data_root, task=IMG.replace("/", ""), params={"algo": "dqn", "lr": 1e-3, "seed": 0},
+                         curves={"return": [1.0, 2.0]}, when=when + _dt.timedelta(minutes=55))
+        out["hostile_task"] = named.index
     return out
