@@ -21,7 +21,22 @@ _LAZY = {
     "plot_func": ("RLA.plot", "plot_func"),
     "query": ("RLA.query", None),
     "errors": ("RLA.errors", None),
+    # polixir's extra exports (#17)
+    "fork_log_file_fn": ("RLA.easy_log.exp_loader", "fork_log_file_fn"),
+    "update_hyper_parameters_fn": ("RLA.easy_log.exp_loader", "update_hyper_parameters_fn"),
+    "experiment_data_query": ("RLA.query_tool", "experiment_data_query"),
+    "single_experiment_query": ("RLA.query_tool", "single_experiment_query"),
+    "time_tracker": ("RLA.easy_log.time_used_recorder", "time_tracker"),
 }
+#: ``from RLA import *`` of the original also gave the constants of RLA.easy_log.const / RLA.const.
+for _module in ("RLA.easy_log.const", "RLA.const"):
+    for _name in ("LOG", "CODE", "CHECKPOINT", "ARCHIVE_TESTER", "OTHER_RESULTS", "ARCHIVED_TABLE", "TMP_DATA",
+                  "HYPARAMETER", "HYPARAM_FILE_NAME", "default_log_types", "LoadTesterMode", "LogDataType",
+                  "DEFAULT_X_NAME", "DEFAULT_TIMESTAMP", "FRAMEWORK", "FTP_PROTOCOL_NAME",
+                  "LOG_NAME_FORMAT_VERSION", "PLATFORM_TYPE"):
+        if _name not in _LAZY and (_module == "RLA.const") == _name.startswith(("DEFAULT_", "FRAMEWORK", "FTP_",
+                                                                               "LOG_NAME", "PLATFORM")):
+            _LAZY[_name] = (_module, _name)
 
 __all__ = ["__version__", *_LAZY]
 

@@ -49,7 +49,8 @@ class CheckpointMixin:
     _ckpt_options: Dict[str, Any] = {}
 
     def new_saver(self, max_to_keep: Optional[int] = 10, var_prefix: Optional[str] = None,
-                  backend: Optional[str] = None, save_rng: bool = True, durable: bool = True) -> CheckpointSaver:
+                  backend: Optional[str] = None, save_rng: bool = True, durable: bool = True,
+                  verbose: bool = True) -> CheckpointSaver:
         """Create the run's checkpoint saver (called implicitly by the first save).
 
         Args:
@@ -60,7 +61,9 @@ class CheckpointMixin:
                 (``none`` -> numpy).
             save_rng: store python/numpy/torch RNG states in every checkpoint.
             durable: fsync each checkpoint (set False to trade power-loss safety for speed).
+            verbose: accepted for the original (it listed TensorFlow variables); unused.
         """
+        del verbose
         layout = self._require_run("new_saver()")  # type: ignore[attr-defined]
         config = getattr(self, "config", None)
         name = backend or backend_for_framework(getattr(config, "dl_framework", None))
@@ -86,7 +89,7 @@ class CheckpointMixin:
 
     def save_checkpoint(self, model_dict: Optional[Mapping[str, Any]] = None,
                         related_variable: Optional[Mapping[str, Any]] = None,
-                        name: Optional[str] = None) -> Path:
+                        name: Optional[str] = None, checkpoint_name: str = "checkpoint") -> Path:
         """Save models and variables at the current time-step as ``checkpoint-<step>.<ext>``.
 
         Args:
@@ -96,6 +99,9 @@ class CheckpointMixin:
                 (also copied into ``custom_data`` and the run's resume state).
             name: save as the named checkpoint ``checkpoint-<name>.<ext>`` (e.g. ``'best'``),
                 kept outside rotation.
+            checkpoint_name: polixir's keyword: ``'checkpoint'`` (default) is the numbered
+                series; another value saves the named checkpoint ``checkpoint-<value>``
+                (newest kept, never rotated; polixir kept a rotated ``<value>_<step>.pt`` series).
 
         Returns:
             The checkpoint file.
@@ -103,6 +109,8 @@ class CheckpointMixin:
         Raises:
             CheckpointError: a value cannot be stored (nothing is written then).
         """
+        if name is None and checkpoint_name != "checkpoint":
+            name = checkpoint_name
         saver = self._current_saver()
         step = int(time_step_holder.get_time())
         prefix = self._ckpt_options.get("var_prefix")
@@ -127,7 +135,7 @@ class CheckpointMixin:
         return path
 
     def load_checkpoint(self, ckp_index: Union[None, int, str] = None, restore_rng: bool = False,
-                        map_location: Any = "cpu") -> Tuple[int, Dict[str, Any]]:
+                        map_location: Any = "cpu", checkpoint_name: str = "checkpoint") -> Tuple[int, Dict[str, Any]]:
         """Load this run's newest checkpoint (or step / name ``ckp_index``).
 
         Args:
@@ -135,6 +143,8 @@ class CheckpointMixin:
                 complete checkpoint.
             restore_rng: put the saved RNG states back (to continue the same random stream).
             map_location: where tensors are loaded (``'cpu'`` by default).
+            checkpoint_name: polixir's keyword: another value than ``'checkpoint'`` loads
+                that named checkpoint (when ``ckp_index`` is None).
 
         Returns:
             ``(step, model_dict)``; the related variables are in :attr:`loaded_variables`.
@@ -142,6 +152,8 @@ class CheckpointMixin:
         Raises:
             CheckpointError: no such checkpoint, a corrupt file or another backend's file.
         """
+        if ckp_index is None and checkpoint_name != "checkpoint":
+            ckp_index = checkpoint_name
         saver = self._current_saver()
         loaded = saver.load_checkpoint(ckp_index, map_location=map_location)
         models, variables, rng = split_state(loaded)

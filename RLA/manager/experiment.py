@@ -629,6 +629,51 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
         """The original's name of :meth:`save_state` (JSON, no pickle)."""
         self.save_state()
 
+    # ------------------------------------------------------ the original's names (#17)
+    # Thin delegations kept for scripts written for the original Tester; see
+    # RLA/manager/original_names.py and the manual's Compatibility section.
+    @property
+    def time_step_holder(self) -> Any:
+        """The global ``time_step_holder`` (the original kept it on the Tester)."""
+        return time_step_holder
+
+    def get_timestep(self) -> int:
+        """The current time-step."""
+        return time_step_holder.get_time()
+
+    get_timstep = get_timestep
+
+    def set_timestep(self, ts: int) -> None:
+        """Set the current time-step."""
+        time_step_holder.set_time(ts)
+
+    @property
+    def tmp_data_dir(self) -> Optional[str]:
+        """polixir's scratch folder ``<data_root>/tmp_data/<run>/`` (created on first use)."""
+        from RLA.manager import original_names
+        return original_names.extra_dir(self, "tmp_data")
+
+    @property
+    def hyparameter_dir(self) -> Optional[str]:
+        """polixir's ``<data_root>/hyperparameter/<run>/`` (created on first use)."""
+        from RLA.manager import original_names
+        return original_names.extra_dir(self, "hyperparameter")
+
+    @classmethod
+    def load_tester(cls, record_date: str, task_table_name: str, log_root: str, trust_pickles: bool = False) -> Any:
+        """A past run's state (``hyper_param``, ``custom_data``...), read without unpickling."""
+        from RLA.loader.past_run import PastRun
+        return PastRun.find(log_root, task_table_name, record_date, trust_pickles=trust_pickles)
+
+    def update_log_files_location(self, root: Union[str, Path]) -> None:
+        """Point the current run at its copy under another data root (a moved database)."""
+        from RLA.manager import original_names
+        original_names.relocate(self, Path(root))
+
+    def serialize_object_and_save(self) -> None:
+        """The original's name of :meth:`save_state` (JSON, no pickle)."""
+        self.save_state()
+
     def __deepcopy__(self, memo: Dict[int, Any]) -> "ExperimentManager":
         raise TypeError("ExperimentManager holds threads and files and cannot be copied; "
                         "use state_dict() for a snapshot")

@@ -24,9 +24,15 @@ def draw(panels: Sequence[Dict[str, Any]], xlabel: str, ylabels: Sequence[str], 
          pretty: bool = False, colors: Optional[Sequence[str]] = None, tiling: str = "symmetric",
          figsize: Optional[Tuple[float, float]] = None, xlim: Optional[Tuple[float, float]] = None,
          ylim: Optional[Tuple[float, float]] = None, log: bool = False, show_number: bool = True,
-         bound_line: Optional[Sequence[Tuple[float, str, str, str]]] = None, show: bool = False) -> Any:
+         bound_line: Optional[Sequence[Tuple[float, str, str, str]]] = None, show: bool = False,
+         style: Optional[Dict[str, Any]] = None) -> Any:
     """Draw one subplot per panel; each panel is ``{"title": str, "curves": [curve, ...]}`` where a
-    curve is ``{"legend", "n", "x", "center", "low", "high"}``. Returns the Figure."""
+    curve is ``{"legend", "n", "x", "center", "low", "high"}``. Returns the Figure.
+
+    ``style``: the original's ``markers`` (a list, one per curve), ``legend_outside``,
+    ``legend_ncol`` and ``skip_legend``."""
+    style = style or {}
+    markers = style.get("markers")
     palette = list(colors) if colors else (PRETTY_COLORS if pretty else COLORS)
     rows, cols = tile(len(panels), tiling)
     size = figsize or ((7 * cols, 5.5 * rows) if pretty else (6.4 * cols, 4.8 * rows))
@@ -43,7 +49,9 @@ def draw(panels: Sequence[Dict[str, Any]], xlabel: str, ylabels: Sequence[str], 
         for j, curve in enumerate(panel["curves"]):
             color = palette[curve.get("color_index", j) % len(palette)]
             label = f"{curve['legend']} ({curve['n']})" if show_number else curve["legend"]
-            line, = ax.plot(curve["x"], curve["center"], color=color, lw=2.2 if pretty else 1.6, label=label)
+            marker = markers[curve.get("color_index", j) % len(markers)] if markers else None
+            line, = ax.plot(curve["x"], curve["center"], color=color, lw=2.2 if pretty else 1.6, label=label,
+                            marker=marker, markevery=max(1, len(curve["x"]) // 10) if marker else None)
             ax.fill_between(curve["x"], curve["low"], curve["high"], color=color, alpha=0.2, lw=0)
             legend_order.setdefault(label, (line, label))
         for y, color, style, label in bound_line or []:
@@ -63,11 +71,15 @@ def draw(panels: Sequence[Dict[str, Any]], xlabel: str, ylabels: Sequence[str], 
             ax.ticklabel_format(axis="x", style="sci", scilimits=(-3, 4), useMathText=True)
     handles = [item[0] for item in legend_order.values()]
     labels = [item[1] for item in legend_order.values()]
-    if len(panels) == 1:
-        fig.axes[0].legend(handles, labels, fontsize=font - 1, loc="best")
+    ncol = style.get("legend_ncol") or (1 if len(panels) == 1 else min(4, max(1, len(labels))))
+    if style.get("skip_legend"):
+        pass
+    elif len(panels) == 1 and style.get("legend_outside"):
+        fig.axes[0].legend(handles, labels, fontsize=font - 1, loc="upper left", bbox_to_anchor=(1, 1), ncol=ncol)
+    elif len(panels) == 1:
+        fig.axes[0].legend(handles, labels, fontsize=font - 1, loc="best", ncol=ncol)
     else:
-        fig.legend(handles, labels, loc="lower center", ncol=min(4, max(1, len(labels))), fontsize=font - 1,
-                   bbox_to_anchor=(0.5, 0.0))
+        fig.legend(handles, labels, loc="lower center", ncol=ncol, fontsize=font - 1, bbox_to_anchor=(0.5, 0.0))
     if title:
         fig.suptitle(title, fontsize=font + 2)
     fig.tight_layout(rect=(0, 0.06 * math.ceil(len(labels) / 4) if len(panels) > 1 else 0, 1, 1))

@@ -16,6 +16,7 @@ import numpy as np
 from RLA.errors import RLAError, RunNotFoundError
 from RLA.fs import atomic_write_text
 from RLA.plot.grouping import default_key_to_legend, group_runs
+from RLA.plot.original_shape import original_scores
 from RLA.plot.resample import check_points, common_grid, split_xy, stack
 from RLA.plot.stats import AGGREGATES, BANDS, aggregate, band, counts, final_stats
 
@@ -98,6 +99,9 @@ def plot_func(data_root: Union[str, os.PathLike], task_table_name: Optional[str]
               figsize: Optional[Tuple[float, float]] = None, show_number: bool = True,
               bound_line: Optional[Sequence[Tuple[float, str, str, str]]] = None, save_dir: Optional[os.PathLike] = None,
               formats: Optional[Sequence[str]] = None, show: bool = False, seed: int = 0,
+              x_bound: Union[None, float, Tuple[float, float]] = None, summarize_res: bool = False,
+              legend_outside: bool = False, use_marker: bool = False, markers: Optional[Sequence[str]] = None,
+              legend_ncol: Optional[int] = None, skip_legend: bool = False, rescale_idx: Optional[float] = None,
               **kwargs: Any) -> PlotResult:
     """Plot grouped learning curves of the runs matched by ``regs`` in ``task_table_name``.
 
@@ -130,6 +134,9 @@ def plot_func(data_root: Union[str, os.PathLike], task_table_name: Optional[str]
         final_window: fraction of the x range (at its end) the final statistics average over.
         pretty: larger fonts, the pretty palette, PNG+PDF.
         show: call ``plt.show()`` (never done otherwise).
+        x_bound: polixir's name of ``xlim``; summarize_res: print the runs each reg found.
+        legend_outside, use_marker, markers, legend_ncol, skip_legend: the original's legend
+            and marker options; rescale_idx: relabel x to ``[0, rescale_idx]``.
 
     Returns:
         :class:`PlotResult` — unpacks as ``(legends, stats)``.
@@ -140,6 +147,10 @@ def plot_func(data_root: Union[str, os.PathLike], task_table_name: Optional[str]
     """
     from RLA.query import load_curves, select_runs, warn_skipped
 
+    xlim = x_bound if xlim is None else xlim
+    style = {"legend_outside": legend_outside, "markers": (list(markers or ["o", "v", "d", "P", "p", "s"])
+                                                            if use_marker else None),
+             "legend_ncol": legend_ncol, "skip_legend": skip_legend}
     band_kind = _band_from_legacy(kwargs, band_kind or "stderr")
     kwargs.pop("shaded_range", None)
     kwargs.pop("average_group", None)
@@ -165,6 +176,10 @@ def plot_func(data_root: Union[str, os.PathLike], task_table_name: Optional[str]
             picked = [row for row in picked if all(str(row.params.get(k)) in {str(v) for v in vs}
                                                     for k, vs in hp_filter_dict.items())]
         runs_per_reg.append(picked)
+        if summarize_res:
+            print(f"for regex {reg}, we have the following logs:")
+            for row in picked:
+                print("find log", row.layout.log_dir)
     all_rows = {row.index: row for rows in runs_per_reg for row in rows}
     if not all_rows:
         raise RunNotFoundError(f"No run matches regs {regs} in task {task_table_name!r}",
@@ -178,6 +193,7 @@ def plot_func(data_root: Union[str, os.PathLike], task_table_name: Optional[str]
     final_rows: List[str] = ["metric,legend,n,mean,median,iqm,std,stderr,ci_low,ci_high,window_start"]
     stats: Dict[str, Dict[str, Any]] = {}
     legends: Dict[str, int] = {}
+    original: Dict[str, Dict[str, Any]] = {"g2lf": {}, "score_results": {}}
     use_y_name = not split_by_metrics and len(metrics) > 1
     for metric in metrics:
         part = curves[curves["metric"] == metric]
@@ -198,6 +214,9 @@ def plot_func(data_root: Union[str, os.PathLike], task_table_name: Optional[str]
                 notes.append(f"{metric}: {group.legend!r}: {len(data)} runs cut to x <= {grid[-1]:g} "
                              f"(the shortest run); pass vary_len_plot=True to keep the tails")
             raw, smooth = stack(data, grid, smooth_step)
+            original_scores(original, metric, group.legend, smooth)
+            if rescale_idx is not None and grid[-1] > grid[0]:
+                grid = (grid - grid[0]) / (grid[-1] - grid[0]) * float(rescale_idx)
             center = aggregate(smooth, agg)
             low, high = band(smooth, center, band_kind, agg, bootstrap_samples, seed)
             n_at = counts(smooth)
@@ -232,7 +251,7 @@ def plot_func(data_root: Union[str, os.PathLike], task_table_name: Optional[str]
     xrange = (0.0, float(xlim)) if isinstance(xlim, (int, float)) else (tuple(xlim) if xlim is not None else None)
     from RLA.plot.draw import draw
     fig = draw(panels, xlabel, ylabels, title, pretty, colors, tiling, figsize, xrange, ylim, log,
-               show_number, bound_line, show)
+               show_number, bound_line, show, style=style)
     default = f"{(task_table_name or 'all').replace('/', '-')}-{'-'.join(metrics)}"
     stem, chosen = _stem_and_formats(data_root, save_name, save_dir, formats, pretty, default)
     files = _save_figure(fig, stem, chosen)
@@ -253,7 +272,9 @@ def plot_func(data_root: Union[str, os.PathLike], task_table_name: Optional[str]
     if show:
         import matplotlib.pyplot as plt
         plt.show()
-    return PlotResult(legends, stats, files, fig, notes, skipped)
+    result = PlotResult(legends, stats, files, fig, notes, skipped)
+    result.g2lf, result.score_results = original["g2lf"], original["score_results"]
+    return result
 
 
 def _cell(text: str) -> str:
