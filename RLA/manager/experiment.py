@@ -85,6 +85,8 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
         self._time_records: Dict[str, float] = {}
         self._finished = True
         self._redaction: Optional[RedactionPolicy] = None
+        #: The new run's start time (its index); tests inject a fixed one.
+        self.clock: Callable[[], _dt.datetime] = _dt.datetime.now
 
     # ------------------------------------------------------------------ configuration
     def configure(self, task_table_name: Optional[str] = None,
@@ -241,7 +243,7 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
         assert self.config is not None and self.data_root is not None and self.task_table_name is not None
         self._redaction = self._build_redaction()
         tracked = [(key, self._redaction.redact_mapping(value, key)) for key, value in self._tracked_values()]
-        layout, when = claim_run(self.data_root, self.task_table_name, _dt.datetime.now(), host_ip(), tracked)
+        layout, when = claim_run(self.data_root, self.task_table_name, None, host_ip(), tracked, clock=self.clock)
         self.layout, self.record_date = layout, when
         self.custom_data = {}
         self.parent = None
@@ -583,51 +585,6 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
             self.finish(status=ri.KILLED, exit_code=130, error="KeyboardInterrupt")
         else:
             self.finish(status=ri.CRASHED, exit_code=1, error=f"{exc_type.__name__}: {exc}")
-
-    # ------------------------------------------------------ the original's names (#17)
-    # Thin delegations kept for scripts written for the original Tester; see
-    # RLA/manager/original_names.py and the manual's Compatibility section.
-    @property
-    def time_step_holder(self) -> Any:
-        """The global ``time_step_holder`` (the original kept it on the Tester)."""
-        return time_step_holder
-
-    def get_timestep(self) -> int:
-        """The current time-step."""
-        return time_step_holder.get_time()
-
-    get_timstep = get_timestep
-
-    def set_timestep(self, ts: int) -> None:
-        """Set the current time-step."""
-        time_step_holder.set_time(ts)
-
-    @property
-    def tmp_data_dir(self) -> Optional[str]:
-        """polixir's scratch folder ``<data_root>/tmp_data/<run>/`` (created on first use)."""
-        from RLA.manager import original_names
-        return original_names.extra_dir(self, "tmp_data")
-
-    @property
-    def hyparameter_dir(self) -> Optional[str]:
-        """polixir's ``<data_root>/hyperparameter/<run>/`` (created on first use)."""
-        from RLA.manager import original_names
-        return original_names.extra_dir(self, "hyperparameter")
-
-    @classmethod
-    def load_tester(cls, record_date: str, task_table_name: str, log_root: str, trust_pickles: bool = False) -> Any:
-        """A past run's state (``hyper_param``, ``custom_data``...), read without unpickling."""
-        from RLA.loader.past_run import PastRun
-        return PastRun.find(log_root, task_table_name, record_date, trust_pickles=trust_pickles)
-
-    def update_log_files_location(self, root: Union[str, Path]) -> None:
-        """Point the current run at its copy under another data root (a moved database)."""
-        from RLA.manager import original_names
-        original_names.relocate(self, Path(root))
-
-    def serialize_object_and_save(self) -> None:
-        """The original's name of :meth:`save_state` (JSON, no pickle)."""
-        self.save_state()
 
     # ------------------------------------------------------ the original's names (#17)
     # Thin delegations kept for scripts written for the original Tester; see
