@@ -166,3 +166,32 @@ def test_a_run_that_only_crashes_the_reader_is_reported_not_raised(tmp_path, mon
         warnings.simplefilter("ignore", BrokenRunWarning)
         frame = list_runs(root)
     assert len(frame) == 1 and "TypeError" in dict(frame.attrs["skipped"])[bad.index]
+
+
+@pytest.mark.timeout(60)
+def test_a_repair_outside_the_files_signature_is_seen_by_memory_and_index_file(tmp_path):
+    root = tmp_path / "data"
+    layout = make_run(root, params={"kind": "x"}, curves={"r": [1.0]})
+    info_path = layout.log_dir / "run.json"
+    info = json.loads(info_path.read_text())
+    del info["hyper_params"]  # hyper-parameters then come from parameter.json (not in the signature)
+    info_path.write_text(json.dumps(info))
+    params = layout.code_dir / "parameter.json"
+    params.write_text("[" * 1000 + "]" * 1000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BrokenRunWarning)
+        assert len(list_runs(root)) == 0
+        assert len(list_runs(root)) == 0  # the answer of the warm process
+        params.write_text(json.dumps({"kind": "fixed"}))
+        assert list(list_runs(root)["kind"]) == ["fixed"]  # same process
+    other = tmp_path / "other"  # the same again, seen by a new process through the index file
+    layout2 = make_run(other, params={"kind": "x"}, curves={"r": [1.0]})
+    (layout2.log_dir / "run.json").write_text(json.dumps(info))
+    (layout2.code_dir / "parameter.json").write_text("[" * 1000 + "]" * 1000)
+    from RLA.query import WARM
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BrokenRunWarning)
+        assert len(list_runs(other)) == 0
+        WARM.reset()
+        (layout2.code_dir / "parameter.json").write_text(json.dumps({"kind": "fixed"}))
+        assert list(list_runs(other)["kind"]) == ["fixed"]
