@@ -33,6 +33,8 @@ PROGRESS_CSV = "progress.csv"
 TB_DIR = "tb"
 TRASH = ".trash"
 INDEX_DB = ".rla_index.sqlite"
+#: The intent journals and the lock of run operations (see :mod:`RLA.ops.journal`).
+JOURNAL_DIR = ".rla-journal"
 
 _REL_RE = re.compile(rf"^(?P<task>.+)/(?P<date>{DATE_RE})/(?P<name>[^/]+)$")
 
@@ -147,6 +149,38 @@ class RunLayout:
         return cls(root, match["task"], match["date"], match["name"], archived)
 
 
+def check_task(task: object, what: str = "task") -> str:
+    """Return ``task`` when it is a relative path of plain components (``a`` or ``a/b``).
+
+    Raises:
+        UnsafePathError: ``..``, ``.``, an absolute path, an empty component (``a//b``,
+            ``a/``) or a control character.
+    """
+    from RLA.safe_paths import check_relative
+
+    check_relative(task, what)
+    return str(task)
+
+
+def check_layout(run: RunLayout) -> RunLayout:
+    """Return ``run`` when its task, date and name are safe path parts.
+
+    A layout built from user text (a task like ``..``) would reach another data type's
+    folder or leave the data root; every operation checks its runs here first.
+
+    Raises:
+        UnsafePathError: a bad task, a date that is not ``YYYY/MM/DD`` or a bad name.
+    """
+    from RLA.safe_paths import UnsafePathError, check_name
+
+    check_task(run.task)
+    check_name(run.name, "run name")
+    if not _DAY_RE.fullmatch(run.date):
+        raise UnsafePathError(f"The run date {run.date!r} is refused", expected="YYYY/MM/DD",
+                              found=repr(run.date), fix="name the run by its index")
+    return run
+
+
 def type_root(data_root: os.PathLike, data_type: str, archived: bool = False) -> Path:
     """``<data_root>[/arc]/<data_type>``: where the runs of one data type live."""
     base = Path(data_root)
@@ -186,7 +220,12 @@ def iter_run_dirs(data_root: os.PathLike, data_type: str = LOG, task: Optional[s
 
     Tasks may contain ``/``; a run is any ``.../<YYYY>/<MM>/<DD>/<name>`` whose name parses.
     Hidden entries (``.trash``, temp files) are skipped.
+
+    Raises:
+        UnsafePathError: ``task`` is not a plain relative path (see :func:`check_task`).
     """
+    if task is not None:
+        check_task(task)
     root = Path(data_root)
     base = type_root(root, data_type, archived)
     start = base / task if task else base
@@ -209,6 +248,19 @@ def list_tasks(data_root: os.PathLike, data_type: str = LOG) -> List[str]:
     return sorted({run.task for run in iter_run_dirs(data_root, data_type)})
 
 
+def check_selector(selector: object, what: str = "run") -> str:
+    """A run selector (index, prefix or glob) without a trailing ``/``, checked like a path.
+
+    Raises:
+        UnsafePathError: ``..``, an absolute path, an empty component or a control character.
+    """
+    from RLA.safe_paths import check_relative
+
+    text = selector.strip().rstrip("/") if isinstance(selector, str) else selector
+    check_relative(text, what)
+    return str(text)
+
+
 def find_runs(data_root: os.PathLike, selector: str, task: Optional[str] = None,
               data_type: str = LOG, archived: bool = False) -> List[RunLayout]:
     """Runs whose index or ``<YYYY>/<MM>/<DD>/<name>`` matches ``selector``.
@@ -220,7 +272,9 @@ def find_runs(data_root: os.PathLike, selector: str, task: Optional[str] = None,
     """
     import fnmatch
 
-    selector = selector.strip().rstrip("/")
+    selector = check_selector(selector)
+    if task is not None:
+        check_task(task)
     if task is None:
         # A full index carries its task: "<task>/<YYYY>/<MM>/<DD>/..."
         match = re.match(rf"^(?P<task>.+?)/(?P<rest>{DATE_RE}(?:/.*)?)$", selector)

@@ -16,10 +16,12 @@ import time
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
-from RLA.layout import ARCHIVE_TESTER, CODE, LOG, RunLayout, day_of, run_name_of, type_root
+from RLA.safe_paths import no_symlink_between
+from RLA.layout import ARCHIVE_TESTER, DATA_TYPES, RunLayout, check_task, day_of, run_name_of, type_root
 
-#: Data types whose presence makes a run (a run with only checkpoints is found by layout tools).
-DISCOVERY_TYPES = (LOG, CODE, ARCHIVE_TESTER)
+#: Data types whose presence makes a run: every one, so that a run left with only its
+#: ``results/`` (a fragment) is still listed, and can be deleted or repaired.
+DISCOVERY_TYPES = DATA_TYPES
 #: A listing taken less than this after the directory's mtime is not trusted (coarse
 #: timestamps: 1-2 s on some filesystems, a clock tick on ext4).
 RACY_NS = 2_000_000_000
@@ -96,10 +98,18 @@ class TreeCache:
 
     def runs(self, data_type: str, task: Optional[str] = None, archived: bool = False) -> List[RunLayout]:
         """Every run under ``<data_root>[/arc]/<data_type>[/<task>]``, like
-        :func:`RLA.layout.iter_run_dirs` (tasks may contain ``/``; hidden entries skipped)."""
+        :func:`RLA.layout.iter_run_dirs` (tasks may contain ``/``; hidden entries skipped).
+
+        Raises:
+            UnsafePathError: ``task`` is not a plain relative path (``..``, ``/abs``, ``a//b``).
+        """
+        if task is not None:
+            check_task(task)
         root = Path(self.data_root)
         base = os.fspath(type_root(root, data_type, archived))
         start = os.path.join(base, task) if task else base
+        if task:  # as the walk below: never into a linked task folder (it may lead outside)
+            no_symlink_between(base, start)
         found: List[RunLayout] = []
         with self._lock:
             stack: List[Tuple[str, str]] = [(start, task or "")]
@@ -120,8 +130,9 @@ class TreeCache:
         return found
 
     def discover(self, task: Optional[str] = None, archived: Optional[bool] = False) -> Dict[str, RunLayout]:
-        """Every run on disk (by :func:`run_key`, in key order), found under ``log/``,
-        ``code/`` or ``archive_tester/``. The dict is shared: do not modify it.
+        """Every run on disk (by :func:`run_key`, in key order), found under any data type
+        (a run present under ``results/`` only is found too). The dict is shared: do not
+        modify it.
 
         Args:
             archived: ``False`` active runs only, ``True`` archived only, ``None`` both.

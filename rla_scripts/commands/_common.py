@@ -107,12 +107,47 @@ def select(args: argparse.Namespace, data_root: Path, archived: Optional[bool] =
     """
     from RLA.query import select_runs
 
+    check_selection_args(args)
     selection = select_runs(data_root, task=args.task, regex=(args.regex or []) + list(getattr(args, "runs", []) or []),
                             where=args.where, since=args.since, until=args.until, status=args.status,
                             archived=archived, include_broken=include_broken,
                             progress=lambda items, n: bar(items, n, "indexing"))
     report_skipped(selection.skipped, listed=include_broken)
+    report_fragments(selection.runs, data_root)
     return selection
+
+
+def check_selection_args(args: argparse.Namespace) -> None:
+    """Refuse ``--task``, RUN and ``--regex`` values with ``..``, a leading ``/`` or an empty
+    component before anything is read (``--task ..`` would reach every data type's folder).
+
+    Raises:
+        UnsafePathError: the first bad value, named.
+    """
+    from RLA.layout import check_selector, check_task
+
+    if getattr(args, "task", None) is not None:
+        check_task(args.task)
+    for selector in list(getattr(args, "runs", None) or []) + list(getattr(args, "regex", None) or []):
+        check_selector(selector, "run selector")
+
+
+def report_fragments(rows: Iterable[Any], data_root: Path) -> None:
+    """A warning per selected run that has no ``log/`` (a fragment), and one for pending
+    journals of interrupted operations (``rla fsck`` tells more)."""
+    from RLA.layout import LOG
+    from RLA.ops.journal import pending_journals
+    from RLA.terminal import escape
+
+    for row in rows:
+        if not row.record.info and not row.layout.log_dir.is_dir():
+            kinds = ", ".join(sorted(t for t in row.layout.existing_paths() if t != LOG))
+            print(f"warning: run {escape(row.index)} is a fragment: only {kinds} (no log/); "
+                  "`rla fsck` lists fragments", file=sys.stderr)
+    pending = pending_journals(data_root)
+    if pending:
+        print(f"warning: {len(pending)} interrupted operation(s) pending in {data_root}; "
+              "`rla fsck --repair` (or the next delete/archive/migrate) finishes them", file=sys.stderr)
 
 
 def report_skipped(skipped: Iterable[Any], listed: bool = False) -> None:
@@ -165,6 +200,17 @@ def confirm(question: str, args: argparse.Namespace) -> bool:
     return answer in ("y", "yes")
 
 
+def finish_interrupted(data_root: Path, args: argparse.Namespace) -> None:
+    """Before a change: finish the operations a crash interrupted (not on ``--dry-run``,
+    which changes nothing), so the runs are selected whole."""
+    if getattr(args, "dry_run", False):
+        return
+    from RLA.ops import recover
+
+    for line in recover(data_root).lines():
+        print(line, file=sys.stderr)
+
+
 def run_plan(plan: Any, args: argparse.Namespace, verb: str) -> int:
     """Print a plan, stop on ``--dry-run``, confirm, apply with a bar, report per run."""
     print(plan.describe())
@@ -178,6 +224,8 @@ def run_plan(plan: Any, args: argparse.Namespace, verb: str) -> int:
         print("aborted: nothing changed")
         return 1
     results = plan.apply(progress=lambda items, n: bar(items, n, verb))
+    for line in plan.recovery.lines() if getattr(plan, "recovery", None) else []:
+        print(line, file=sys.stderr)
     failed = [r for r in results if not r.result.startswith("done")]
     for item in results:
         if item.result != "done":
