@@ -6,23 +6,25 @@ from pathlib import Path
 from typing import Iterable, Optional
 
 from RLA.errors import RLAError
-from RLA.layout import RUN_INFO_FILE, RunLayout
-from RLA.ops.plan import COPY, MOVE, Plan, RunPlan, build_plan
+from RLA.layout import RUN_INFO_FILE, RunLayout, check_task
+from RLA.ops.plan import COPY, MOVE, Plan, build_plan
 
 
-def _rewrite_run_info(plan: RunPlan) -> None:
-    """Make the moved run's ``run.json`` name its new task, index and data root."""
+def rewrite_run_info(target: RunLayout, source_index: str, copied: bool) -> None:
+    """Make the moved (or copied) run's ``run.json`` name its new task, index and data root.
+
+    Idempotent: the repair of an interrupted migration calls it again.
+    """
     from RLA.manager.run_info import read_run_info, write_run_info
 
-    assert plan.target is not None
-    path = plan.target.log_dir / RUN_INFO_FILE
+    path = target.log_dir / RUN_INFO_FILE
     if not path.is_file():
         return
     info = read_run_info(path)
-    info.update({"task": plan.target.task, "index": plan.target.index,
-                 "data_root": os.fspath(Path(plan.target.data_root).resolve())})
-    if plan.action == COPY:
-        info.setdefault("migrated_from", plan.run.index)
+    info.update({"task": target.task, "index": target.index,
+                 "data_root": os.fspath(Path(target.data_root).resolve())})
+    if copied:
+        info.setdefault("migrated_from", source_index)
     write_run_info(path, info)
 
 
@@ -32,19 +34,18 @@ def plan_migrate(data_root: os.PathLike, runs: Iterable[RunLayout], to_task: Opt
 
     Raises:
         RLAError: neither a new task nor a new data root, or a target equal to the source.
+        UnsafePathError: ``to_task`` has ``..``, is absolute or has an empty component.
     """
     if to_task is None and to_data_root is None:
         raise RLAError("Nothing to migrate to", expected="--to-task and/or --to-data-root",
                        found="neither", fix="name the target task or data root")
-    if to_task is not None and (not to_task.strip("/") or to_task.startswith((".", "/"))
-                                or ".." in to_task.split("/")):
-        raise RLAError(f"Bad target task {to_task!r}", expected="a task name such as 'my_task' or 'a/b'",
-                       found=repr(to_task), fix="use a relative name without '..'")
+    if to_task is not None:
+        check_task(to_task, "target task")
     target_root = Path(to_data_root) if to_data_root is not None else Path(data_root)
     if target_root.resolve() == Path(data_root).resolve() and to_task is None:
         raise RLAError("The target equals the source", expected="another task or data root",
                        found=str(target_root), fix="pass --to-task or another --to-data-root")
     return build_plan(MOVE if move else COPY, data_root, runs,
                       target=lambda run: run.moved(data_root=target_root, task=to_task),
-                      target_root=target_root, after_move=_rewrite_run_info,
+                      target_root=target_root, rewrite=True,
                       verb="move" if move else "copy")

@@ -1,24 +1,29 @@
 """Plans of changes to runs (move, copy, trash, purge): described first, then applied.
 
 A :class:`Plan` holds one :class:`RunPlan` per run; each lists the data-type paths of that
-run and where they go. Nothing touches the disk until :meth:`Plan.apply`. Every path is
-checked to lie inside its data root; a run whose destination already exists is skipped
-as a whole; a run whose move fails half-way is moved back, so all data types of a run
-stay together.
+run and where they go. Nothing touches the disk until :meth:`Plan.apply`, which takes the
+data root's lock, finishes any interrupted operation, checks the plan again, writes an
+intent journal (see :mod:`RLA.ops.journal`) and only then moves anything. A run whose
+destination already exists is skipped as a whole; a run that fails half-way is moved back,
+so all data types of a run stay together — also across a crash (the journal is rolled
+forward by the next operation or ``rla fsck --repair``).
 """
 from __future__ import annotations
 
 import os
-import shutil
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, List, Optional, Tuple
+from typing import Callable, Iterable, List, Optional
 
 from RLA.errors import RLAError
-from RLA.fs import move_to_trash
 from RLA.layout import TRASH as TRASH_DIR
-from RLA.layout import RunLayout
+from RLA.layout import RunLayout, check_layout
+from RLA.ops.faults import fault_point
+from RLA.ops.guard import check_path
+from RLA.ops.journal import Journal, JournalRun, JournalStep, new_op_id
+from RLA.ops.lock import RootsLock
+from RLA.ops.recover import Recovery, recover_locked
+from RLA.ops.runner import back_run, forward_run, prune_run
 
 MOVE, COPY, TRASH, PURGE = "move", "copy", "trash", "purge"
 ACTIONS = (MOVE, COPY, TRASH, PURGE)
@@ -26,11 +31,7 @@ Progress = Callable[[Iterable["RunPlan"], int], Iterable["RunPlan"]]
 
 
 def inside(path: os.PathLike, root: os.PathLike) -> bool:
-    """Whether ``path`` lies strictly inside ``root``, by name (``..`` normalised).
-
-    Symlinks are not resolved on purpose: a data-type folder that is a symlink to another
-    disk is still part of the database, and a run reached through ``root`` belongs to it.
-    """
+    """Whether ``path`` lies strictly inside ``root``, by name (``..`` normalised)."""
     path_abs = os.path.abspath(os.fspath(path))
     root_abs = os.path.abspath(os.fspath(root))
     try:
@@ -41,7 +42,7 @@ def inside(path: os.PathLike, root: os.PathLike) -> bool:
 
 @dataclass
 class Step:
-    """One data type of one run: ``src`` goes to ``dst`` (``None`` for trash/purge)."""
+    """One data type of one run: ``src`` goes to ``dst`` (``None`` for a purge)."""
 
     data_type: str
     src: Path
@@ -84,7 +85,11 @@ class Plan:
     runs: List[RunPlan] = field(default_factory=list)
     verb: str = ""
     target_root: Optional[Path] = None
-    after_move: Optional[Callable[[RunPlan], None]] = None
+    #: Rewrite each target's ``run.json`` (task, index, data root) after its data types moved.
+    rewrite: bool = False
+    op_id: str = field(default_factory=new_op_id)
+    #: What :meth:`apply` found to finish from interrupted operations.
+    recovery: Optional[Recovery] = None
 
     @property
     def ready(self) -> List[RunPlan]:
@@ -93,6 +98,10 @@ class Plan:
     @property
     def blocked(self) -> List[RunPlan]:
         return [plan for plan in self.runs if plan.conflict is not None]
+
+    @property
+    def dst_root(self) -> Path:
+        return self.target_root if self.target_root is not None else self.data_root
 
     def describe(self) -> str:
         """Every run on its own line plus a summary line."""
@@ -103,145 +112,144 @@ class Plan:
         return "\n".join(lines)
 
     def check(self) -> None:
-        """Refuse any path outside its data root (nothing has been changed yet).
+        """Refuse unsafe names, paths outside their data root and links on the way.
 
         Raises:
             RLAError: a source or destination escapes its data root.
+            UnsafePathError: a bad task/name, or a link where none may be.
         """
+        verb = self.verb or self.action
         for plan in self.runs:
+            check_layout(plan.run)
+            if plan.target is not None:
+                check_layout(plan.target)
             for step in plan.steps:
                 if not inside(step.src, self.data_root):
-                    raise RLAError(f"Refusing to {self.verb or self.action} {step.src}", expected=f"a path inside {self.data_root}",
+                    raise RLAError(f"Refusing to {verb} {step.src}", expected=f"a path inside {self.data_root}",
                                    found="a path outside the data root", fix="check --data-root")
-                root = self.target_root or self.data_root
-                if step.dst is not None and not inside(step.dst, root):
-                    raise RLAError(f"Refusing to write {step.dst}", expected=f"a path inside {root}",
+                if step.dst is not None and not inside(step.dst, self.dst_root):
+                    raise RLAError(f"Refusing to write {step.dst}", expected=f"a path inside {self.dst_root}",
                                    found="a path outside the target root", fix="check the target")
+                check_path(self.data_root, step.src, f"{step.data_type} folder")
+                if step.dst is not None:
+                    check_path(self.dst_root, step.dst, f"{step.data_type} destination")
+
+    def refresh(self) -> None:
+        """Plan every run again from the disk as it is now (under the lock)."""
+        for plan in self.runs:
+            fill_run_plan(self, plan)
 
     def apply(self, progress: Optional[Progress] = None) -> List[RunPlan]:
         """Carry out the plan; returns every run plan with its ``result`` filled in."""
         self.check()
-        items: Iterable[RunPlan] = self.runs
-        if progress is not None:
-            items = progress(self.runs, len(self.runs))
-        for plan in items:
-            if plan.conflict is not None:
-                plan.result = f"skipped ({plan.conflict})"
-                continue
-            try:
-                _apply_run(plan, self.data_root)
-                for step in plan.steps:
-                    if plan.action != COPY:
-                        _prune_empty(step.src.parent, self.data_root)
-            except OSError as exc:
-                plan.result = f"failed ({exc})"
-                continue
-            if self.after_move is not None and plan.target is not None:
-                try:
-                    self.after_move(plan)
-                except (OSError, ValueError) as exc:
-                    plan.result = f"done, but run.json not updated ({exc})"
-                    continue
-            plan.result = "done"
+        with RootsLock([self.data_root, self.dst_root]) as held:
+            self.recovery = recover_locked(self.data_root, held)
+            if self.dst_root != self.data_root:
+                extra = recover_locked(self.dst_root, held)
+                self.recovery.finished += extra.finished
+                self.recovery.problems += extra.problems
+            self.refresh()
+            self.check()
+            _execute(self, progress)
         return self.runs
 
 
-def _prune_empty(folder: Path, data_root: Path) -> None:
-    """Remove now-empty day/month/year/task folders left behind (never the type roots)."""
-    root = Path(data_root)
-    folder = Path(folder)
-    while inside(folder, root) and len(folder.relative_to(root).parts) > 2:
-        if folder.relative_to(root).parts[0] == "arc" and len(folder.relative_to(root).parts) <= 3:
-            return
+def _journal_of(plan: Plan) -> Journal:
+    journal = Journal(plan.op_id, plan.action, plan.verb or plan.action, plan.data_root, plan.target_root)
+    for run_plan in plan.ready:
+        steps = [JournalStep(step.data_type, Path(os.path.relpath(step.src, plan.data_root)).as_posix(),
+                             None if step.dst is None else
+                             Path(os.path.relpath(step.dst, plan.dst_root)).as_posix())
+                 for step in run_plan.steps]
+        journal.runs.append(JournalRun(run_plan.index, steps, run_plan.target, plan.rewrite))
+    return journal
+
+
+def _execute(plan: Plan, progress: Optional[Progress]) -> None:
+    """Journal, then move run by run; a failed run is moved back (the journal stays only
+    when one could not be)."""
+    for run_plan in plan.blocked:
+        run_plan.result = f"skipped ({run_plan.conflict})"
+    if not plan.ready:
+        return
+    journal = _journal_of(plan)
+    journal.write()
+    fault_point("journal-written")
+    by_index = {run.index: run for run in journal.runs}
+    items: Iterable[RunPlan] = plan.ready
+    if progress is not None:
+        items = progress(plan.ready, len(plan.ready))
+    keep = False
+    for run_plan in items:
+        run = by_index[run_plan.index]
         try:
-            folder.rmdir()
-        except OSError:
-            return
-        folder = folder.parent
-
-
-def _remove(path: Path) -> None:
-    if path.is_symlink() or not path.is_dir():
-        path.unlink()
-    else:
-        shutil.rmtree(path)
-
-
-def _trash(path: Path, data_root: Path) -> None:
-    """Move ``path`` (never what a symlink points to) into ``<data_root>/.trash/``."""
-    if not path.is_symlink():
-        try:
-            move_to_trash(path, data_root)
-            return
-        except ValueError:
-            pass  # reached through a symlinked folder: resolve() leaves the root; move by name
-    rel = os.path.relpath(os.path.abspath(path), os.path.abspath(data_root))
-    target = Path(data_root) / TRASH_DIR / time.strftime("%Y%m%d-%H%M%S") / f"{os.getpid()}" / rel
-    target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.move(os.fspath(path), os.fspath(target))
-
-
-def _apply_run(plan: RunPlan, data_root: Path) -> None:
-    done: List[Tuple[Path, Path]] = []
-    try:
-        for step in plan.steps:
-            if plan.action == TRASH:
-                _trash(step.src, data_root)
-            elif plan.action == PURGE:
-                _remove(step.src)
-            else:
-                assert step.dst is not None
-                step.dst.parent.mkdir(parents=True, exist_ok=True)
-                if plan.action == COPY:
-                    if step.src.is_dir():
-                        shutil.copytree(step.src, step.dst, symlinks=True)
-                    else:
-                        shutil.copy2(step.src, step.dst)
-                else:
-                    shutil.move(os.fspath(step.src), os.fspath(step.dst))
-                    done.append((step.src, step.dst))
-    except OSError:
-        for src, dst in reversed(done):  # keep every data type of the run together
+            vanished = forward_run(journal, run)
+            run_plan.result = "done" if not vanished else f"done, but {', '.join(vanished)} vanished meanwhile"
+        except OSError as exc:
+            run_plan.result = f"failed ({exc}); moved back"
             try:
-                shutil.move(os.fspath(dst), os.fspath(src))
-            except OSError:
-                pass
-        raise
+                back_run(journal, run)
+            except OSError as again:
+                keep = True
+                run_plan.result = (f"failed ({exc}) and could not be moved back ({again}): "
+                                   "run `rla fsck --repair`")
+            if plan.action == PURGE:
+                keep = True
+                run_plan.result = f"failed ({exc}): run `rla fsck --repair` to finish the purge"
+        prune_run(journal, run)
+    fault_point("before-journal-removed")
+    if not keep:
+        journal.remove()
+
+
+def fill_run_plan(plan: Plan, run_plan: RunPlan) -> None:
+    """(Re)compute the steps and the conflict of one run from the disk."""
+    run, dest = run_plan.run, run_plan.target
+    run_plan.steps, run_plan.conflict = [], None
+    for data_type, src in sorted(run.existing_paths().items()):
+        dst = None
+        if dest is not None:
+            dst = dest.path(data_type)
+            if src.suffix == ".pkl" and dst.suffix == ".json":
+                dst = dst.with_suffix(".pkl")
+            if os.path.lexists(dst):
+                run_plan.conflict = f"{dst} already exists"
+        elif plan.action == TRASH:
+            rel = os.path.relpath(os.path.abspath(src), os.path.abspath(plan.data_root))
+            dst = plan.data_root / TRASH_DIR / plan.op_id / rel
+        run_plan.steps.append(Step(data_type, src, dst))
+    if not run_plan.steps:
+        run_plan.conflict = "no data on disk any more"
 
 
 def build_plan(action: str, data_root: os.PathLike, runs: Iterable[RunLayout],
                target: Optional[Callable[[RunLayout], RunLayout]] = None,
-               target_root: Optional[os.PathLike] = None,
-               after_move: Optional[Callable[[RunPlan], None]] = None, verb: str = "") -> Plan:
+               target_root: Optional[os.PathLike] = None, rewrite: bool = False, verb: str = "") -> Plan:
     """Plan ``action`` for every data type of each run.
 
     Args:
         action: move, copy, trash or purge.
         data_root: the source data root.
-        runs: the runs.
+        runs: the runs (their task, date and name are checked: no ``..``, no ``/abs``).
         target: maps a run to its destination layout (move/copy).
         target_root: the destination data root when it differs from ``data_root``.
-        after_move: called for each finished move/copy (e.g. to rewrite ``run.json``).
+        rewrite: rewrite each moved/copied run's ``run.json`` to name its new place.
         verb: the word shown to users ("archive", "delete" ...).
+
+    Raises:
+        UnsafePathError: a run's task, date or name is not a safe path part.
     """
     if action not in ACTIONS:
         raise RLAError(f"Unknown action {action!r}", expected=f"one of {', '.join(ACTIONS)}",
                        found=repr(action), fix="use a listed action")
     plan = Plan(action, Path(data_root), target_root=Path(target_root) if target_root else None,
-                after_move=after_move, verb=verb or action)
+                rewrite=rewrite, verb=verb or action)
     for run in runs:
+        check_layout(run)
         dest = target(run) if target is not None else None
+        if dest is not None:
+            check_layout(dest)
         run_plan = RunPlan(run, action, target=dest)
-        for data_type, src in sorted(run.existing_paths().items()):
-            dst = None
-            if dest is not None:
-                dst = dest.path(data_type)
-                if src.suffix == ".pkl" and dst.suffix == ".json":
-                    dst = dst.with_suffix(".pkl")
-                if os.path.lexists(dst):
-                    run_plan.conflict = f"{dst} already exists"
-            run_plan.steps.append(Step(data_type, src, dst))
-        if not run_plan.steps:
-            run_plan.conflict = "no data on disk any more"
+        fill_run_plan(plan, run_plan)
         plan.runs.append(run_plan)
     return plan

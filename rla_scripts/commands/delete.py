@@ -3,14 +3,16 @@ from __future__ import annotations
 
 import argparse
 
-from rla_scripts.commands._common import (add_change_options, add_selection, has_selector, require_runs,
-                                          resolve_data_root, run_plan, select)
+from rla_scripts.commands._common import (add_change_options, add_selection, check_selection_args,
+                                          finish_interrupted, has_selector, require_runs, resolve_data_root,
+                                          run_plan, select)
 
 
 def run(args: argparse.Namespace) -> int:
     from RLA.errors import RLAError
     from RLA.ops import plan_delete
 
+    check_selection_args(args)
     if not has_selector(args) and args.max_time_step is None:
         raise RLAError("No runs named", expected="RUN arguments or --task/--regex/--where filters",
                        found="no selector", fix="name the runs to delete; deleting everything needs --regex '*'")
@@ -18,6 +20,7 @@ def run(args: argparse.Namespace) -> int:
         bound = f"time_step <= {float(args.max_time_step)!r}"
         args.where = f"({args.where}) and {bound}" if args.where else bound
     data_root = resolve_data_root(args.data_root)
+    finish_interrupted(data_root, args)
     rows = require_runs(select(args, data_root, archived=args.archived, include_broken=True), args, data_root)
     plan = plan_delete(data_root, [row.layout for row in rows], purge=args.purge)
     return run_plan(plan, args, "purge" if args.purge else "delete")

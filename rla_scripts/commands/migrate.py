@@ -4,18 +4,24 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rla_scripts.commands._common import (add_change_options, add_selection, has_selector, require_runs,
-                                          resolve_data_root, run_plan, select)
+from rla_scripts.commands._common import (add_change_options, add_selection, check_selection_args,
+                                          finish_interrupted, has_selector, require_runs, resolve_data_root,
+                                          run_plan, select)
 
 
 def run(args: argparse.Namespace) -> int:
     from RLA.errors import RLAError
     from RLA.ops import plan_migrate
 
+    check_selection_args(args)
     if not has_selector(args):
         raise RLAError("No runs named", expected="RUN arguments or --task/--regex/--where filters",
                        found="no selector", fix="name the runs to migrate")
     data_root = resolve_data_root(args.data_root)
+    if args.to_task is not None:
+        from RLA.layout import check_task
+        check_task(args.to_task, "target task")
+    finish_interrupted(data_root, args)
     target_root = Path(args.to_data_root) if args.to_data_root else None
     if target_root is not None and not target_root.is_dir():
         raise RLAError(f"The target data root {target_root} does not exist", expected="an existing folder",

@@ -1,0 +1,156 @@
+"""The intent journal of a run operation: what it will move, written before the first move.
+
+``<data_root>/.rla-journal/<op-id>.json`` lists the operation's action and, per run, every
+data type with its source and destination (relative to their data roots). It is written
+atomically and fsynced before anything moves, and removed (directory fsynced) once every
+run is whole again. A journal still there means an operation was interrupted: the next
+operation on the data root, or ``rla fsck --repair``, finishes it (see :mod:`RLA.ops.recover`).
+"""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+from RLA.errors import RLAError
+from RLA.fs import atomic_write_json, fsync_dir
+from RLA.layout import RunLayout, check_layout
+from RLA.ops.lock import journal_dir
+from RLA.safe_paths import check_relative
+
+FORMAT_VERSION = 1
+ACTIONS = ("move", "copy", "trash", "purge")
+
+
+class JournalError(RLAError):
+    """A journal file that cannot be read or that names unsafe paths."""
+
+
+def new_op_id() -> str:
+    """A unique operation id: ``YYYYmmdd-HHMMSS-<pid>-<random>`` (sorts by start time)."""
+    return f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{secrets.token_hex(3)}"
+
+
+@dataclass
+class JournalStep:
+    """One data type of one run: ``src`` (under the data root) goes to ``dst``."""
+
+    data_type: str
+    src: str
+    dst: Optional[str] = None
+
+
+@dataclass
+class JournalRun:
+    """The steps of one run, and for a migration the run whose ``run.json`` to rewrite."""
+
+    index: str
+    steps: List[JournalStep] = field(default_factory=list)
+    target: Optional[RunLayout] = None
+    rewrite: bool = False
+
+
+@dataclass
+class Journal:
+    """One operation's intent (see the module docstring)."""
+
+    op_id: str
+    action: str
+    verb: str
+    data_root: Path
+    target_root: Optional[Path] = None
+    runs: List[JournalRun] = field(default_factory=list)
+
+    @property
+    def path(self) -> Path:
+        return journal_dir(self.data_root) / f"{self.op_id}.json"
+
+    @property
+    def dst_root(self) -> Path:
+        return self.target_root if self.target_root is not None else self.data_root
+
+    def src_path(self, step: JournalStep) -> Path:
+        return self.data_root.joinpath(*check_relative(step.src, "journal source"))
+
+    def dst_path(self, step: JournalStep) -> Optional[Path]:
+        if step.dst is None:
+            return None
+        return self.dst_root.joinpath(*check_relative(step.dst, "journal destination"))
+
+    def write(self) -> None:
+        """Write the journal atomically and durably (file and directory fsynced)."""
+        journal_dir(self.data_root, create=True)
+        atomic_write_json(self.path, self.to_dict(), durable=True)
+
+    def remove(self) -> None:
+        """Delete the journal (the operation is complete); the directory is fsynced."""
+        try:
+            os.unlink(self.path)
+        except FileNotFoundError:
+            pass
+        fsync_dir(self.path.parent)
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"format_version": FORMAT_VERSION, "op_id": self.op_id, "action": self.action,
+                "verb": self.verb, "pid": os.getpid(),
+                "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "target_root": os.fspath(self.target_root.resolve()) if self.target_root else None,
+                "runs": [_run_to_dict(run) for run in self.runs]}
+
+
+def _run_to_dict(run: JournalRun) -> Dict[str, Any]:
+    target = None
+    if run.target is not None:
+        target = {"task": run.target.task, "date": run.target.date, "name": run.target.name,
+                  "archived": run.target.archived}
+    return {"index": run.index, "rewrite": run.rewrite, "target": target,
+            "steps": [{"type": s.data_type, "src": s.src, "dst": s.dst} for s in run.steps]}
+
+
+def _run_from_dict(raw: Dict[str, Any], dst_root: Path) -> JournalRun:
+    target = None
+    if raw.get("target"):
+        t = raw["target"]
+        target = check_layout(RunLayout(dst_root, t["task"], t["date"], t["name"], bool(t["archived"])))
+    steps = []
+    for step in raw["steps"]:
+        check_relative(step["src"], "journal source")
+        if step["dst"] is not None:
+            check_relative(step["dst"], "journal destination")
+        steps.append(JournalStep(str(step["type"]), step["src"], step["dst"]))
+    return JournalRun(str(raw["index"]), steps, target, bool(raw.get("rewrite")))
+
+
+def load_journal(data_root: os.PathLike, path: os.PathLike) -> Journal:
+    """Read a journal of ``data_root``.
+
+    Raises:
+        JournalError: unreadable, of another format, or naming an unsafe path.
+    """
+    path = Path(path)
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        if raw.get("format_version") != FORMAT_VERSION or raw.get("action") not in ACTIONS:
+            raise ValueError(f"format {raw.get('format_version')!r}, action {raw.get('action')!r}")
+        target_root = Path(raw["target_root"]) if raw.get("target_root") else None
+        journal = Journal(str(raw["op_id"]), raw["action"], str(raw.get("verb") or raw["action"]),
+                          Path(data_root), target_root)
+        journal.runs = [_run_from_dict(run, journal.dst_root) for run in raw["runs"]]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise JournalError(f"Cannot read the operation journal {path}", expected="a journal written by rla",
+                           found=str(exc), fix="inspect it; move it out of .rla-journal/ once the runs it "
+                                               "names are checked by hand") from exc
+    return journal
+
+
+def pending_journals(data_root: os.PathLike) -> List[Path]:
+    """The journals of interrupted operations, oldest first."""
+    folder = journal_dir(data_root)
+    if not folder.is_dir():
+        return []
+    return sorted(folder / name for name in os.listdir(folder) if name.endswith(".json")
+                  and not name.startswith("."))

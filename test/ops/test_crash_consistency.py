@@ -1,0 +1,78 @@
+"""Interrupted delete/archive/migrate leave no split run and lose no file once repaired.
+
+Each trial forks a child running the real ``rla`` command on a fresh copy of a 4-run
+database, stops it (at a fault point for sure, or by SIGKILL at a random time), repairs
+(``rla fsck --repair`` or the same command again) and compares every file with a manifest
+taken before (RLA.ops.testing.evaluate).
+"""
+from __future__ import annotations
+
+import errno
+import os
+import random
+from pathlib import Path
+
+import pytest
+
+from RLA.ops import steps, testing
+from RLA.ops.faults import FAULT_STATUS
+
+OPS = list(testing.OPS)
+RUNS = testing.DEFAULT_RUNS
+STEPS = RUNS * 6
+#: Every window of an operation: before and after the journal, mid data type, between
+#: data types and runs, before the journal goes away.
+FAULTS = ["journal-written", "staged:1", "staged:5", "step-done:1", "step-done:4", f"step-done:{STEPS // 2}",
+          f"step-done:{STEPS - 1}", "run-done:1", f"run-done:{RUNS - 1}", "before-journal-removed"]
+#: Fault points an operation reaches (renames within one filesystem stage nothing).
+REACHED = {"move": ("staged",), "purge": (), "copy": ()}
+KILLS = 20
+
+
+def _reached(op: str, fault: str) -> bool:
+    return fault.split(":")[0] not in REACHED[testing.OPS[op][1]]
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("op", OPS)
+def test_a_stop_at_every_fault_point_is_repaired_whole(op, template, work):
+    for i, fault in enumerate(FAULTS):
+        how = "fsck" if i % 2 == 0 else "rerun"
+        outcome, status = testing.fault_trial(template, work, op, fault, how)
+        assert not outcome.bad, (fault, how, outcome.notes)
+        if _reached(op, fault):
+            assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == FAULT_STATUS, (fault, status)
+            # the journal was written: the repair finishes the operation for every run
+            assert outcome.done == RUNS, (fault, how, outcome.notes)
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("op", OPS)
+def test_random_sigkills_leave_no_split_run_and_lose_no_file(op, template, work):
+    duration = testing.measure(template, work, op, reps=3)
+    rng = random.Random(f"kills-{op}")
+    for i in range(KILLS):
+        delay = rng.uniform(0, 1.2 * duration)
+        outcome = testing.kill_trial(template, work, op, delay, "fsck" if i % 2 == 0 else "rerun")
+        assert not outcome.bad, (i, delay, outcome.notes)
+
+
+def _cross_device(real):
+    """``_rename`` as on two filesystems: only renames within one folder work."""
+    def rename(src: Path, dst: Path) -> None:
+        if os.path.dirname(os.fspath(src)) != os.path.dirname(os.fspath(dst)):
+            raise OSError(errno.EXDEV, "Invalid cross-device link")
+        real(src, dst)
+    return rename
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("op", ["delete", "archive", "migrate --move"])
+def test_moves_across_filesystems_survive_a_stop_at_every_point(op, template, work, monkeypatch):
+    """A data-type folder linked to another disk: rename fails with EXDEV, the move copies
+    through the partial name and removes the source through the to-be-deleted name."""
+    monkeypatch.setattr(steps, "_rename", _cross_device(steps._rename))
+    for i, fault in enumerate(["staged:1", "staged:3", "step-done:2", "step-done:7", "run-done:2"]):
+        outcome, status = testing.fault_trial(template, work, op, fault, "fsck" if i % 2 else "rerun")
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == FAULT_STATUS, (fault, status)
+        assert not outcome.bad and outcome.done == RUNS, (fault, outcome.notes)
