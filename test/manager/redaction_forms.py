@@ -14,6 +14,9 @@ import yaml
 
 
 def _inside(text: str, quote: str) -> str:
+    """The text between the first and the last ``quote`` (all of it when an encoder did not quote)."""
+    if text.count(quote) < 2:
+        return text.strip()
     return text[text.index(quote) + 1:text.rindex(quote)]
 
 

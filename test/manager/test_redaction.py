@@ -28,6 +28,13 @@ def test_every_quoting_form_of_a_known_value_is_redacted(form):
     assert policy.redact_bytes(f"x{encoded}y".encode()) == f"x{MARKER}y".encode()
 
 
+@pytest.mark.parametrize("form", ["json", "json_unicode", "yaml_double", "yaml_double_unicode"])
+def test_json_and_yaml_escapes_of_control_characters_are_redacted(form):
+    secret = "bell\x07\u00e9-tok"  # JSON writes \u0007, YAML \a; only ASCII output escapes the e-acute
+    encoded = encodings(secret)[form]
+    assert RedactionPolicy(values=[secret]).redact_text(f"[{encoded}]") == f"[{MARKER}]"
+
+
 def test_each_line_of_a_multi_line_secret_is_redacted_in_a_diff():
     secret = "-----BEGIN KEY-----\nQmFzZTY0TGluZTE=\nQmFzZTY0TGluZTI=\n-----END KEY-----"
     diff = "".join(f"+{line}\n" for line in secret.splitlines())
@@ -55,10 +62,11 @@ def test_ordinary_keys_are_not_secrets(key):
 
 
 def test_key_patterns_match_the_full_dotted_key_and_its_last_component():
-    policy = RedactionPolicy(key_patterns=["db.*", "*pin"])
-    hp = {"db": {"host": "h.example", "port": 5432}, "bank": {"card_pin": "8831"}, "pin_count": "7777"}
-    assert policy.redact_mapping(hp) == {"db": {"host": MARKER, "port": 5432}, "bank": {"card_pin": MARKER},
-                                         "pin_count": "7777"}
+    policy = RedactionPolicy(key_patterns=["db.*", "pin", "API_*"])
+    hp = {"db": {"host": "h.example", "port": 5432}, "bank": {"pin": "8831"}, "pin_count": "7777",
+          "svc": {"api_url": "https://x"}}
+    assert policy.redact_mapping(hp) == {"db": {"host": MARKER, "port": 5432}, "bank": {"pin": MARKER},
+                                         "pin_count": "7777", "svc": {"api_url": MARKER}}
 
 
 def test_mapping_redaction_keeps_numbers_and_does_not_touch_the_input():
