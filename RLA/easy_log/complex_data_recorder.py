@@ -10,7 +10,8 @@ from typing import Any, Callable, Optional
 
 from RLA.errors import RLAError
 from RLA.logger.time_step import time_step_holder
-from RLA.recorders import pretty_plot, save_figure, save_image, save_video
+from RLA.recorders import pretty_plot as _pretty_plot
+from RLA.recorders import save_figure, save_image, save_video
 
 
 def _results_dir() -> Optional[str]:
@@ -33,18 +34,41 @@ class MatplotlibRecorder:
 
     @staticmethod
     def save(name: Optional[str] = None, fig: Any = None, cover: bool = False, add_timestamp: bool = True,
-             **savefig_kw: Any) -> Optional[Path]:
-        """Save ``fig`` (default: the current figure) as ``<results_dir>/<time-step>-<name>``."""
-        return save_figure(_results_dir(), name or "figure", fig, step=time_step_holder.get_time(), cover=cover,
-                           add_timestamp=add_timestamp, **savefig_kw)
+             results_dir: Optional[str] = None, **savefig_kw: Any) -> Optional[Path]:
+        """Save ``fig`` (default: the current figure) as ``<results_dir>/<time-step>-<name>``.
+
+        ``results_dir`` (polixir) saves elsewhere than the current run's results folder.
+        """
+        return save_figure(results_dir or _results_dir(), name or "figure", fig, step=time_step_holder.get_time(),
+                           cover=cover, add_timestamp=add_timestamp, **savefig_kw)
 
     @staticmethod
-    def pretty_plot_wrapper(name: str, plot_func: Callable[..., Any], cover: bool = False,
-                            legend_outside: bool = False, xlabel: str = "", ylabel: str = "", title: str = "",
-                            add_timestamp: bool = True, *args: Any, **kwargs: Any) -> Optional[Path]:
-        """Call ``plot_func`` on a fresh figure, add legend/labels/grid/title, save it and close it."""
-        return pretty_plot(_results_dir(), name, plot_func, time_step_holder.get_time(), cover, legend_outside,
-                           xlabel, ylabel, title, add_timestamp, True, *args, **kwargs)
+    def pretty_plot_wrapper(name: str, plot_func: Callable[[], Any], cover: bool = False,
+                            legend_outside: bool = False, pretty_plot: bool = False, xlabel: str = "",
+                            ylabel: str = "", title: str = "", add_timestamp: bool = True,
+                            close_all_fig: bool = True, results_dir: Optional[str] = None,
+                            *args: Any, **kwargs: Any) -> Optional[Path]:
+        """Call ``plot_func()`` on a fresh figure, add legend/labels/grid/title and save it (polixir's keywords).
+
+        Args:
+            pretty_plot: larger fonts for labels, ticks and title.
+            close_all_fig: close every figure afterwards (else the drawn figure stays open).
+            results_dir: save there instead of the current run's results folder.
+            kwargs: passed on to ``savefig`` (as in the original), e.g. ``dpi=200``.
+        """
+        import matplotlib.pyplot as plt
+
+        if args:  # the original handed these to save(), where they landed in fig=...
+            raise RLAError("pretty_plot_wrapper got extra positional arguments",
+                           expected="savefig options as keywords (dpi=200, format='pdf')",
+                           found=f"{len(args)} positional value(s) after results_dir",
+                           fix="pass them by name")
+        path = _pretty_plot(results_dir or _results_dir(), name, plot_func, time_step_holder.get_time(), cover,
+                           legend_outside, xlabel, ylabel, title, add_timestamp, close_all_fig,
+                           pretty=pretty_plot, savefig_kw=kwargs)
+        if close_all_fig:
+            plt.close("all")
+        return path
 
 
 class ImgRecorder:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Mapping, Optional
 
 from RLA.recorders.base import PathLike, publish, result_path
 
@@ -34,8 +34,13 @@ def save_figure(results_dir: Optional[PathLike], name: str, fig: Any = None, ste
 def pretty_plot(results_dir: Optional[PathLike], name: str, plot_func: Callable[..., Any],
                 step: Optional[int] = None, cover: bool = False, legend_outside: bool = False, xlabel: str = "",
                 ylabel: str = "", title: str = "", add_timestamp: bool = True, close: bool = True,
-                *args: Any, **kwargs: Any) -> Optional[Path]:
-    """Draw with ``plot_func(*args, **kwargs)`` on a fresh figure, add labels/legend/grid, and save it."""
+                *args: Any, pretty: bool = False, savefig_kw: Optional[Mapping[str, Any]] = None,
+                **kwargs: Any) -> Optional[Path]:
+    """Draw with ``plot_func(*args, **kwargs)`` on a fresh figure, add labels/legend/grid, and save it.
+
+    ``pretty`` uses larger fonts (labels 18, ticks 14, title 13); ``savefig_kw`` goes to
+    ``savefig`` (``bbox_inches='tight'`` unless given).
+    """
     import matplotlib
     import matplotlib.pyplot as plt
 
@@ -49,13 +54,16 @@ def pretty_plot(results_dir: Optional[PathLike], name: str, plot_func: Callable[
             ax.legend(prop={"size": 15}, loc="upper left", bbox_to_anchor=(1, 1))
         else:
             ax.legend(prop={"size": 15})
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
+    sizes = {"label": 18, "ticks": 14, "title": 13} if pretty else {}
+    ax.set_xlabel(xlabel, fontsize=sizes.get("label"))
+    ax.set_ylabel(ylabel, fontsize=sizes.get("label"))
+    ax.set_title(title, fontsize=sizes.get("title"))
+    if pretty:
+        ax.tick_params(labelsize=sizes["ticks"])
     ax.grid(True)
+    options = {"bbox_inches": "tight", **dict(savefig_kw or {})}
     try:
-        return save_figure(results_dir, name, fig, step=step, cover=cover, add_timestamp=add_timestamp,
-                           bbox_inches="tight")
+        return save_figure(results_dir, name, fig, step=step, cover=cover, add_timestamp=add_timestamp, **options)
     finally:
         if close:
             plt.close(fig)

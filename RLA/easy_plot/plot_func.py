@@ -1,0 +1,95 @@
+"""The original's first plotting entry (``RLA.easy_plot.plot_func.plot_res_func``) over
+:func:`RLA.plot.plot_func`.
+
+``prefix_dir`` is a task's log folder (``<data_root>/log/<task>``) and ``regs`` are globs on
+``YYYY/MM/DD/<name>`` inside it, as in the original; ``param_keys`` split the runs into
+curves, ``value_keys`` are the metrics. The figure goes to
+``<data_root>/results/easy_plot/<task>/<save_name>`` and the original's pair
+``(g2lf, score_results)`` is returned. Fixed: the figure is not shown (pass ``show=True``),
+and no ``progress-[...].csv`` cache is written into the database.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple
+
+from RLA.easy_log.const import LOG, OTHER_RESULTS
+from RLA.easy_plot.plot_util import word_replace
+from RLA.errors import RLAError
+from RLA.plot import default_key_to_legend
+from RLA.plot import plot_func as _plot_func
+
+
+def split_prefix_dir(prefix_dir: str) -> Tuple[Path, str]:
+    """``(data_root, task)`` of ``<data_root>/log/<task>``.
+
+    Raises:
+        RLAError: the folder is not a task folder under a ``log`` folder.
+    """
+    folder = Path(prefix_dir).expanduser().resolve()
+    if folder.parent.name != LOG:
+        raise RLAError(f"{prefix_dir} is not a task's log folder", expected="<data_root>/log/<task>",
+                       found=str(folder), fix="pass prefix_dir=os.path.join(data_root, 'log', task)")
+    return folder.parent.parent, folder.name
+
+
+def _bounds(x_start: Optional[float], x_bound: Optional[float]) -> Any:
+    if x_start is None:
+        return x_bound
+    return (x_start, float("inf") if x_bound is None else x_bound)
+
+
+def plot_res_func(prefix_dir: str, regs: Sequence[str], param_keys: Sequence[str], value_keys: Sequence[str],
+                  scale_dict: Optional[Dict[str, Callable]] = None, replace_legend_keys: Optional[Sequence[str]] = None,
+                  save_name: Optional[str] = None, resample: int = int(1e3), smooth_step: float = 1.0,
+                  ylabel: Any = None, x_bound: Optional[float] = None, y_bound: Optional[float] = None,
+                  x_start: Optional[float] = None, use_buf: bool = False, remove_outlier: bool = False,
+                  xlabel: Optional[str] = None, key_to_legend_fn: Optional[Callable[..., str]] = None,
+                  verbose: bool = True, *args: Any, **kwargs: Any) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+    """Plot the runs matching ``regs`` under ``prefix_dir``; returns ``(g2lf, score_results)``.
+
+    ``y_bound`` is accepted and unused, as in the original. ``replace_legend_keys`` gives one
+    legend per reg (the original's manual legend mode).
+
+    Raises:
+        RLAError: ``remove_outlier=True`` (not offered: drop bad rows with a ``where=`` filter or
+        ``scale_dict``), a bad ``prefix_dir`` or option; RunNotFoundError: nothing matched.
+    """
+    del y_bound, args
+    if remove_outlier:
+        raise RLAError("plot_res_func(remove_outlier=True) is not offered", expected="remove_outlier=False",
+                       found="remove_outlier=True", fix="filter runs with where='...' or clip values with "
+                       "scale_dict={metric: lambda y: y.clip(lo, hi)}")
+    data_root, task = split_prefix_dir(prefix_dir)
+    regs = [reg.lstrip("/") for reg in ([regs] if isinstance(regs, str) else regs)]
+    result = _plot_func(data_root, task, regs, list(param_keys), list(value_keys), use_buf=use_buf, verbose=verbose,
+                        xlim=_bounds(x_start, x_bound), xlabel=xlabel or "time-step", ylabel=ylabel,
+                        scale_dict=scale_dict, regs2legends=replace_legend_keys,
+                        key_to_legend_fn=key_to_legend_fn or default_key_to_legend, save_name=save_name,
+                        save_dir=data_root / OTHER_RESULTS / "easy_plot" / task, resample=resample,
+                        smooth_step=smooth_step, **kwargs)
+    return result.g2lf, result.score_results
+
+
+def show_plt() -> None:
+    """``plt.show()``."""
+    import matplotlib.pyplot as plt
+
+    plt.show()
+
+
+def scale_index_to_dict(measure: Sequence[str], scale_index: Sequence[int], scale: Sequence[float]
+                        ) -> Dict[str, float]:
+    """``{measure[i]: scale factor}`` (1 for indexes not in ``scale_index``)."""
+    return {m: (scale[list(scale_index).index(i)] if i in scale_index else 1) for i, m in enumerate(measure)}
+
+
+def word_replace_back(strings: str) -> Any:
+    """The inverse of :func:`word_replace` on a list literal (parsed safely, never evaluated)."""
+    import ast
+
+    return ast.literal_eval(strings.replace("--", "/").replace("||", "'"))
+
+
+__all__ = ["plot_res_func", "split_prefix_dir", "default_key_to_legend", "show_plt", "scale_index_to_dict",
+           "word_replace", "word_replace_back"]
