@@ -18,6 +18,8 @@ def render(result: Dict[str, Any]) -> str:
             lines.append(f"  {key}: {values[0]!r} -> {values[1]!r}")
     else:
         lines.append("hyper-parameters: identical")
+    if result["metrics"]:
+        lines.append("last metrics:")
     for metric, values in result["metrics"].items():
         lines.append(f"  last({metric}): {values[0]} -> {values[1]}")
     lines.append("code:" if result["code_diff"] else "code: identical snapshots")
