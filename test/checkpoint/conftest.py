@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import pytest
 
+from small_disk import small_disk  # noqa: F401 - the 8 MiB tmpfs of the full-disk tests
+
 BACKENDS = ["torch", "numpy"]
 
 

@@ -18,7 +18,7 @@ from RLA.checkpoint import CheckpointSaver
 from RLA.errors import DiskFullError, RLAError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from small_disk import fill, free_space, small_disk  # noqa: E402,F401
+from small_disk import fill, free_space  # noqa: E402
 
 
 def small_state(step: int) -> dict:

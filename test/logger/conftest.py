@@ -5,6 +5,8 @@ from typing import Iterator
 
 import pytest
 
+from small_disk import small_disk  # noqa: F401 - the 8 MiB tmpfs of the full-disk tests
+
 from RLA.easy_log import logger as face
 from RLA.logger.time_step import time_step_holder
 

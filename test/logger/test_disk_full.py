@@ -20,7 +20,7 @@ from RLA.errors import DiskFullError, RLAError
 from RLA.logger import Logger, TimeStepHolder
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from small_disk import fill, free_space, small_disk  # noqa: E402,F401
+from small_disk import fill, free_space  # noqa: E402
 
 FILES = {"csv": "progress.csv", "json": "progress.json", "log": "log.txt"}
 ORDERS = [("csv", "json", "log"), ("json", "log", "csv"), ("log", "csv", "json")]
@@ -180,3 +180,29 @@ def test_a_full_disk_on_a_text_line_is_a_disk_full_error_without_a_partial_line(
         with pytest.raises(DiskFullError, match="warn.txt"):
             logger.warn("second")
     assert (tmp_path / "warn.txt").read_text().splitlines() == ["[WARN] 0 : first"]
+
+
+@pytest.mark.timeout(90)
+def test_full_tmpfs_tensorboard_is_a_clear_error_never_a_hang(small_disk: Path) -> None:
+    """tensorboardX's writer thread died on ENOSPC and the 11th event then blocked forever."""
+    pytest.importorskip("tensorboardX")
+    log_dir = small_disk / "run"
+    holder = TimeStepHolder()
+    with Logger(log_dir, ["tensorboard"], time_step=holder) as logger:
+        dump(logger, holder, 0)
+        logger.flush()
+        fill(small_disk)
+        error = None
+        for step in range(1, 3000):  # hung after about 120 dumps without the guard
+            try:
+                dump(logger, holder, step)
+                if step % 100 == 0:
+                    logger.flush()
+            except DiskFullError as exc:
+                error = exc
+                break
+        assert error is not None and "tfevents" in error.path and error.path in str(error)
+        for later in range(step + 1, step + 50):  # reported once; later events are dropped, no hang
+            dump(logger, holder, later)
+        logger.flush()
+        free_space(small_disk)

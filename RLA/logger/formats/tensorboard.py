@@ -1,9 +1,11 @@
 """The ``tensorboard`` output format: scalars and hyper-parameters as TensorBoard events (tb/)."""
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Dict, List, Mapping, Optional
 
 from RLA.errors import BackendNotInstalledError
+from RLA.fs import as_disk_full
 from RLA.logger.formats.base import KVWriter, format_hyper_params_markdown, require_dir
 
 TB_DIR = "tb"
@@ -30,6 +32,12 @@ class TensorBoardOutputFormat(KVWriter):
     which TensorBoard reads exactly like separate ``add_scalar`` calls. Non-numeric
     values (strings, arrays) are skipped with one warning per key. ``time-step`` and
     ``timestamp`` are not written: they are every event's step and wall time.
+
+    Events are written by tensorboardX's background thread, after the text formats hold
+    the row. If that thread fails (a full disk), the error is raised once by the next
+    dump or flush (a :class:`RLA.errors.DiskFullError` naming the event file) and later
+    events are dropped; without this tensorboardX's thread died and, ten events later,
+    the training blocked forever on its full queue.
 
     Args:
         log_dir: the run's log directory; events go to ``<log_dir>/tb``.
@@ -63,6 +71,39 @@ class TensorBoardOutputFormat(KVWriter):
         self._tags: Dict[str, str] = {}
         self._skipped: set = set()
         self._hyper_params_written = False
+        self._failure: Optional[BaseException] = None
+        self._failure_reported = False
+        self._events_path = ""
+        self._guard_event_writer()
+
+    def _guard_event_writer(self) -> None:
+        """Keep tensorboardX's writer thread alive when a write fails; remember the error."""
+        event_writer = getattr(self._file_writer, "event_writer", None)
+        events = getattr(event_writer, "_ev_writer", None)
+        if events is None:  # another tensorboardX layout: nothing to guard
+            return
+        self._events_path = str(getattr(events, "_file_name", self.dir))
+        for method in ("write_event", "flush"):
+            setattr(events, method, self._guarded(getattr(events, method)))
+
+    def _guarded(self, call: Any) -> Any:
+        def guarded(*args: Any) -> Any:
+            if self._failure is not None:
+                return None  # the file may end in a torn record: append nothing after it
+            try:
+                return call(*args)
+            except Exception as exc:  # noqa: BLE001 - raised in the training thread instead
+                self._failure = as_disk_full(exc, self._events_path)
+                return None
+        return guarded
+
+    def _raise_failure(self) -> None:
+        if self._failure is not None and not self._failure_reported:
+            self._failure_reported = True
+            with contextlib.suppress(Exception):  # warn.txt may be on the same full disk
+                self.warn_fn(f"tensorboard: events are no longer written to {self._events_path} "
+                             f"({self._failure}); the text formats keep every row")
+            raise self._failure
 
     def _tag(self, key: str) -> str:
         tag = self._tags.get(key)
@@ -72,6 +113,7 @@ class TensorBoardOutputFormat(KVWriter):
 
     def write(self, kvs: Mapping[str, Any], step: int) -> None:
         self._check_open()
+        self._raise_failure()
         Value = self._Summary.Value
         values: List[Any] = []
         for key, value in kvs.items():
@@ -127,6 +169,7 @@ class TensorBoardOutputFormat(KVWriter):
         while queue is not None and not queue.empty() and time.monotonic() < deadline:
             time.sleep(0.002)
         self.writer.flush()
+        self._raise_failure()
 
     def _close(self) -> None:
         self.writer.close()
