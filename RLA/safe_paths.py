@@ -18,7 +18,7 @@ from RLA.errors import UnsafePathError
 MAX_COMPONENT_BYTES = 255
 
 __all__ = ["UnsafePathError", "is_plain_name", "check_name", "check_relative", "inside",
-           "no_symlink_between", "safe_join"]
+           "no_symlink_between", "safe_join", "makedirs_inside"]
 
 
 def _problem(text: str) -> str | None:
@@ -122,4 +122,28 @@ def safe_join(root: os.PathLike, relative: str, what: str = "path") -> Path:
     parts = check_relative(relative, what)
     path = Path(root).joinpath(*parts)
     no_symlink_between(root, path)
+    return inside(root, path)
+
+
+def makedirs_inside(root: os.PathLike, path: os.PathLike, mode: int = 0o777) -> Path:
+    """Create the missing folders from ``root`` (excluded) down to ``path``, never through a link.
+
+    Each component must be a plain name; an existing one must be a real folder (a symlink or
+    a file on the way raises :class:`UnsafePathError`), and ``path`` must resolve inside
+    ``root``. ``root`` itself is trusted and created when missing. Returns ``path``.
+    """
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    current = root
+    for part in Path(path).relative_to(root).parts:
+        current = current / check_name(part, "folder name")
+        try:
+            os.mkdir(current, mode)
+        except FileExistsError:
+            pass
+        if not stat.S_ISDIR(os.lstat(current).st_mode):
+            no_symlink_between(root, current)  # a link: says where it points
+            raise UnsafePathError(f"The path {str(current)!r} is not a folder",
+                                  expected="a folder or nothing", found="a file",
+                                  fix="move the file away; RLA creates the folder")
     return inside(root, path)

@@ -27,6 +27,29 @@ def _positive(value: float) -> float:
     return value
 
 
+_SIZE_UNITS = {"": 1, "B": 1, "K": 1024, "KB": 1024, "KIB": 1024, "M": 1024 ** 2, "MB": 1024 ** 2,
+               "MIB": 1024 ** 2, "G": 1024 ** 3, "GB": 1024 ** 3, "GIB": 1024 ** 3, "T": 1024 ** 4,
+               "TB": 1024 ** 4, "TIB": 1024 ** 4}
+
+
+def parse_size(value: "int | str") -> int:
+    """A byte count from an int or a text like ``512K``, ``100M``, ``2G`` (binary units); must be > 0."""
+    if isinstance(value, bool):
+        raise ValueError("use a number of bytes such as 104857600 or 100M")
+    if isinstance(value, int):
+        number = value
+    else:
+        text = str(value).strip().upper().replace(" ", "")
+        digits = text.rstrip("KMGTIB")
+        unit = text[len(digits):]
+        if not digits.isdigit() or not digits.isascii() or unit not in _SIZE_UNITS:
+            raise ValueError(f"use a number of bytes such as 104857600 or 100M, not {value!r}")
+        number = int(digits) * _SIZE_UNITS[unit]
+    if number <= 0:
+        raise ValueError("use a size > 0")
+    return number
+
+
 @dataclass(frozen=True)
 class RemoteSettings:
     """Settings of the main node (the sync target).
@@ -60,6 +83,9 @@ class RemoteSettings:
                             doc="seconds before the first retry; doubled after each failure")
     timeout: float = option(30.0, types=(float,), convert=_positive,
                             doc="seconds before a connection or a transfer is given up")
+    max_file_size: Optional[int] = option(None, types=(int, str), convert=parse_size,
+                                          doc="files larger than this (bytes, or e.g. 100M) are skipped "
+                                              "with a warning by push and pull; unset: no cap")
 
     def resolved_password(self) -> Optional[str]:
         """The password from ``RLA_REMOTE_PASSWORD`` if set, else from the config."""

@@ -7,6 +7,7 @@ dependencies (paramiko) are imported only when their transport is opened.
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -45,6 +46,8 @@ def open_transport(settings: RemoteSettings, project_root: Optional[Path] = None
     if settings.password_from_config() and warn is not None:
         warn("REMOTE_SETTING.password is read from rla_config.yaml; prefer an SSH key or the "
              "environment variable RLA_REMOTE_PASSWORD")
+    if protocol == "ftp" and settings.resolved_password():
+        _warn_clear_text(settings, warn)
 
     def resolve(path: Optional[str]) -> Optional[str]:
         if not path:
@@ -58,6 +61,17 @@ def open_transport(settings: RemoteSettings, project_root: Optional[Path] = None
                password=settings.resolved_password(), key_filename=resolve(settings.key_filename),
                allow_agent=settings.allow_agent, known_hosts=resolve(settings.known_hosts),
                host_key_policy=settings.host_key_policy, timeout=settings.timeout, warn=warn)
+
+
+def _warn_clear_text(settings: RemoteSettings, warn: Optional[Callable[[str], None]]) -> None:
+    """FTP sends the password (and every file) readable by anyone on the path: say so each time."""
+    message = (f"the password for {settings.username or 'anonymous'}@{settings.ftp_server} is sent in "
+               f"clear text over FTP, and so is every file; use file_transfer_protocol: sftp (SSH) "
+               f"unless the network is yours")
+    if warn is not None:
+        warn(message)
+    else:
+        warnings.warn(message, RuntimeWarning, stacklevel=3)
 
 
 __all__ = ["TRANSPORTS", "RemoteEntry", "RemoteStat", "Transport", "WriteResult", "open_transport"]

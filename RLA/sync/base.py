@@ -14,17 +14,32 @@ from dataclasses import dataclass
 from typing import IO, Callable, Dict, Iterator, List, Optional, Set, Tuple
 
 from RLA.errors import TransportError
+from RLA.safe_paths import is_plain_name
 
 #: Bytes read from a local file per write request.
 CHUNK = 256 * 1024
+#: Directory levels :meth:`Transport.walk` descends at most (a server may list an endless tree).
+MAX_WALK_DEPTH = 32
+#: The permission bits a transfer carries (never setuid, setgid or sticky).
+PERMISSION_BITS = 0o777
+
+
+class RemoteFileError(TransportError):
+    """One remote file cannot be read (gone since it was listed, or refused): skip it, go on."""
 
 
 @dataclass(frozen=True)
 class RemoteStat:
-    """Size and modification time (seconds) of a remote file."""
+    """Size, modification time (seconds), permission bits and link flag of a remote path.
+
+    ``mode`` is ``None`` when the server does not say; ``is_link`` is true for a symbolic
+    link (which sync never follows).
+    """
 
     size: int
     mtime: Optional[float] = None
+    mode: Optional[int] = None
+    is_link: bool = False
 
 
 @dataclass(frozen=True)
@@ -43,6 +58,8 @@ class RemoteEntry:
     is_dir: bool
     size: int = 0
     mtime: Optional[float] = None
+    mode: Optional[int] = None
+    is_link: bool = False
 
 
 class Transport(abc.ABC):
@@ -68,12 +85,19 @@ class Transport(abc.ABC):
     # ----------------------------------------------------------------- primitives
     @abc.abstractmethod
     def stat(self, rpath: str) -> Optional[RemoteStat]:
-        """Size and mtime of the file ``rpath``, or ``None`` if it does not exist."""
+        """Size and mtime of the file ``rpath``, or ``None`` if it does not exist.
+
+        A symbolic link is reported as itself (``is_link``), not as the file it points to.
+        """
         raise NotImplementedError("The 'stat' method must be implemented.")
 
     @abc.abstractmethod
     def listdir(self, rpath: str) -> List[RemoteEntry]:
-        """The entries of directory ``rpath`` (empty if it does not exist)."""
+        """The entries of directory ``rpath`` (empty if it does not exist).
+
+        Names are returned as the server sent them (callers check them); a symbolic link
+        has ``is_link`` set and ``is_dir`` false.
+        """
         raise NotImplementedError("The 'listdir' method must be implemented.")
 
     @abc.abstractmethod
@@ -83,20 +107,26 @@ class Transport(abc.ABC):
 
     @abc.abstractmethod
     def write(self, rpath: str, source: IO[bytes], offset: int, length: int, mtime: Optional[float] = None,
-              expect_size: Optional[int] = None) -> WriteResult:
+              expect_size: Optional[int] = None, mode: Optional[int] = None) -> WriteResult:
         """Write ``length`` bytes read from ``source`` into ``rpath`` starting at ``offset``.
 
         ``offset == 0`` creates or truncates the file; a positive offset writes into the
         existing file. With ``expect_size``, nothing is written unless the file has exactly
         that size (the result then reports ``sent == 0`` and the size found). ``mtime`` is
-        set on the file after the write. The result's ``size`` is read back from the server,
-        so callers can verify the transfer.
+        set on the file after the write. With ``mode``, the file gets these permission bits
+        (set before any byte is written where the protocol allows). A symbolic link at
+        ``rpath`` is never written through where the protocol lets the client tell. The
+        result's ``size`` is read back from the server, so callers can verify the transfer.
         """
         raise NotImplementedError("The 'write' method must be implemented.")
 
     @abc.abstractmethod
-    def read(self, rpath: str, sink: IO[bytes], offset: int) -> int:
-        """Copy the bytes of ``rpath`` from ``offset`` to its end into ``sink``."""
+    def read(self, rpath: str, sink: IO[bytes], offset: int, limit: Optional[int] = None) -> int:
+        """Copy the bytes of ``rpath`` from ``offset`` to its end into ``sink``.
+
+        With ``limit``, at most ``limit`` bytes are copied, whatever size the server claims
+        (the transfer is cut there).
+        """
         raise NotImplementedError("The 'read' method must be implemented.")
 
     @abc.abstractmethod
@@ -134,17 +164,19 @@ class Transport(abc.ABC):
             return self.send(rpath, handle, offset, length).sent
 
     def send(self, rpath: str, source: IO[bytes], offset: int, length: int, mtime: Optional[float] = None,
-             expect_size: Optional[int] = None) -> WriteResult:
+             expect_size: Optional[int] = None, mode: Optional[int] = None) -> WriteResult:
         """:meth:`write` that counts the bytes into :attr:`bytes_sent`."""
-        result = self.write(rpath, source, offset, length, mtime=mtime, expect_size=expect_size)
+        result = self.write(rpath, source, offset, length, mtime=mtime, expect_size=expect_size,
+                            mode=None if mode is None else mode & PERMISSION_BITS)
         self.bytes_sent += result.sent
         return result
 
-    def get(self, rpath: str, sink: IO[bytes], offset: int = 0) -> int:
-        """Download ``rpath`` from ``offset`` into the open binary ``sink``."""
-        got = self.read(rpath, sink, offset)
+    def get(self, rpath: str, sink: IO[bytes], offset: int = 0, limit: Optional[int] = None) -> int:
+        """Download ``rpath`` from ``offset`` (at most ``limit`` bytes) into the open binary ``sink``."""
+        capped = _CappedSink(sink, limit)
+        got = self.read(rpath, capped, offset, limit=limit)  # type: ignore[arg-type]  # duck-typed sink
         self.bytes_received += got
-        return got
+        return capped.written
 
     def makedirs(self, rpath: str) -> None:
         """Create ``rpath`` and its missing parents (known directories are cached).
@@ -165,15 +197,29 @@ class Transport(abc.ABC):
             self.mkdir(rpath)
         self._known_dirs.add(rpath)
 
-    def walk(self, rpath: str) -> Iterator[Tuple[str, RemoteEntry]]:
-        """Yield ``(relative path, entry)`` for every file below ``rpath``."""
-        stack: List[Tuple[str, str]] = [(rpath, "")]
+    def walk(self, rpath: str, refuse: Optional[Callable[[str, str], None]] = None
+             ) -> Iterator[Tuple[str, RemoteEntry]]:
+        """Yield ``(relative path, entry)`` for every file and link below ``rpath``.
+
+        Only plain names are followed (a server listing ``..``, ``a/b`` or a name with a
+        control character cannot send the walk elsewhere), links are yielded, never
+        entered, and the walk stops :data:`MAX_WALK_DEPTH` levels down. Each entry left out
+        is reported to ``refuse(relative path, reason)``.
+        """
+        stack: List[Tuple[str, str, int]] = [(rpath, "", 0)]
         while stack:
-            directory, prefix = stack.pop()
-            for entry in sorted(self.listdir(directory), key=lambda e: e.name):
+            directory, prefix, depth = stack.pop()
+            for entry in sorted(self.listdir(directory), key=lambda e: str(e.name)):
                 rel = f"{prefix}{entry.name}"
-                if entry.is_dir:
-                    stack.append((posixpath.join(directory, entry.name), rel + "/"))
+                if not is_plain_name(entry.name):
+                    if refuse is not None and entry.name not in (".", ".."):
+                        refuse(rel, "its name is not a plain file name")
+                elif entry.is_dir and not entry.is_link:
+                    if depth + 1 >= MAX_WALK_DEPTH:
+                        if refuse is not None:
+                            refuse(rel, f"it is more than {MAX_WALK_DEPTH} folders deep")
+                        continue
+                    stack.append((posixpath.join(directory, entry.name), rel + "/", depth + 1))
                 else:
                     yield rel, entry
 
@@ -197,6 +243,21 @@ class Transport(abc.ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class _CappedSink:
+    """A sink that keeps at most ``limit`` bytes (a transport that overshoots cannot overfill it)."""
+
+    def __init__(self, sink: IO[bytes], limit: Optional[int]) -> None:
+        self.sink, self.limit, self.written = sink, limit, 0
+
+    def write(self, data: bytes) -> int:
+        if self.limit is not None:
+            data = data[:max(0, self.limit - self.written)]
+        if data:
+            self.sink.write(data)
+            self.written += len(data)
+        return len(data)
 
 
 def copy_stream(source: IO[bytes], write: Callable[[bytes], object], length: int,

@@ -1,16 +1,25 @@
 """``LocalTransport``: a folder acting as the main node (NFS mounts, tests)."""
 from __future__ import annotations
 
+import errno
 import os
+import stat as stat_mod
 from typing import IO, List, Optional
 
 from RLA.errors import TransportError
-from RLA.sync.base import RemoteEntry, RemoteStat, Transport, WriteResult, copy_stream
+from RLA.sync.base import (PERMISSION_BITS, RemoteEntry, RemoteFileError, RemoteStat, Transport, WriteResult,
+                           copy_stream)
+
+#: Never follow a link at the path itself (O_NOFOLLOW is POSIX; 0 where it is missing).
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
 
 class LocalTransport(Transport):
     """Read and write a remote tree that is a local (or mounted) folder.
 
     Remote paths are used as local paths, so ``remote_data_root`` is the folder itself.
+    A symbolic link is listed as a link and never read or written through, and a file is
+    created with the mode it is given (never the wider default of the umask).
     """
 
     name = "local"
@@ -24,22 +33,30 @@ class LocalTransport(Transport):
                               expected="a writable folder", found=f"{type(exc).__name__}: {exc.strerror or exc}",
                               fix="check that the folder is mounted and writable")
 
+    @staticmethod
+    def _link_error(rpath: str) -> TransportError:
+        return RemoteFileError(f"Local transport refuses {rpath}: it is a symbolic link",
+                              expected="a plain file", found="a symbolic link",
+                              fix="replace the link by the file on the main node; sync never follows links")
+
     def stat(self, rpath: str) -> Optional[RemoteStat]:
         try:
-            st = os.stat(rpath)
+            st = os.lstat(rpath)
         except FileNotFoundError:
             return None
         except OSError as exc:
             raise self._fail("stat", rpath, exc) from exc
-        return RemoteStat(st.st_size, st.st_mtime)
+        return RemoteStat(st.st_size, st.st_mtime, stat_mod.S_IMODE(st.st_mode), stat_mod.S_ISLNK(st.st_mode))
 
     def listdir(self, rpath: str) -> List[RemoteEntry]:
         try:
             with os.scandir(rpath) as it:
                 out = []
                 for entry in it:
-                    st = entry.stat()
-                    out.append(RemoteEntry(entry.name, entry.is_dir(), st.st_size, st.st_mtime))
+                    st = entry.stat(follow_symlinks=False)
+                    link = stat_mod.S_ISLNK(st.st_mode)
+                    out.append(RemoteEntry(entry.name, stat_mod.S_ISDIR(st.st_mode), st.st_size, st.st_mtime,
+                                           stat_mod.S_IMODE(st.st_mode), link))
                 return out
         except FileNotFoundError:
             return []
@@ -50,16 +67,29 @@ class LocalTransport(Transport):
         try:
             os.mkdir(rpath)
         except FileExistsError:
-            if not os.path.isdir(rpath):
+            if not os.path.isdir(rpath) or os.path.islink(rpath):
                 raise TransportError(f"Cannot create directory {rpath}", expected="a directory or nothing",
-                                     found="a file", fix="remove the file on the main node") from None
+                                     found="a file or a link", fix="remove it on the main node") from None
         except OSError as exc:
             raise self._fail("create directory", rpath, exc) from exc
 
-    def write(self, rpath: str, source: IO[bytes], offset: int, length: int, mtime: Optional[float] = None,
-              expect_size: Optional[int] = None) -> WriteResult:
+    def _open_for_write(self, rpath: str, truncate: bool, mode: Optional[int]) -> int:
+        flags = os.O_RDWR | _NOFOLLOW | (os.O_CREAT | os.O_TRUNC if truncate else 0)
         try:
-            with open(rpath, "wb" if offset == 0 and expect_size is None else "r+b") as handle:
+            fd = os.open(rpath, flags, 0o666 if mode is None else mode & PERMISSION_BITS)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise self._link_error(rpath) from None
+            raise
+        if mode is not None:
+            os.fchmod(fd, mode & PERMISSION_BITS)  # exactly the mode: an existing file, the umask
+        return fd
+
+    def write(self, rpath: str, source: IO[bytes], offset: int, length: int, mtime: Optional[float] = None,
+              expect_size: Optional[int] = None, mode: Optional[int] = None) -> WriteResult:
+        try:
+            fd = self._open_for_write(rpath, offset == 0 and expect_size is None, mode)
+            with os.fdopen(fd, "r+b") as handle:
                 found = os.fstat(handle.fileno()).st_size
                 if expect_size is not None and found != expect_size:
                     return WriteResult(0, found)
@@ -67,8 +97,8 @@ class LocalTransport(Transport):
                 sent = copy_stream(source, handle.write, length)
                 handle.flush()
                 size = os.fstat(handle.fileno()).st_size
-            if mtime is not None:
-                os.utime(rpath, (mtime, mtime))
+                if mtime is not None:
+                    os.utime(handle.fileno(), (mtime, mtime))
             return WriteResult(sent, size)
         except FileNotFoundError:
             if expect_size is not None:
@@ -77,11 +107,21 @@ class LocalTransport(Transport):
         except OSError as exc:
             raise self._fail("write", rpath, exc) from exc
 
-    def read(self, rpath: str, sink: IO[bytes], offset: int) -> int:
+    def read(self, rpath: str, sink: IO[bytes], offset: int, limit: Optional[int] = None) -> int:
         try:
-            with open(rpath, "rb") as handle:
+            fd = os.open(rpath, os.O_RDONLY | _NOFOLLOW)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise self._link_error(rpath) from None
+            if isinstance(exc, (FileNotFoundError, PermissionError)):
+                raise RemoteFileError(f"Local transport cannot read {rpath}", expected="a readable file",
+                                      found=f"{type(exc).__name__}: {exc.strerror}", fix="pull again") from None
+            raise self._fail("read", rpath, exc) from exc
+        try:
+            with os.fdopen(fd, "rb") as handle:
                 handle.seek(offset)
-                return copy_stream(handle, sink.write, os.fstat(handle.fileno()).st_size - offset)
+                length = os.fstat(handle.fileno()).st_size - offset
+                return copy_stream(handle, sink.write, length if limit is None else min(length, limit))
         except OSError as exc:
             raise self._fail("read", rpath, exc) from exc
 
@@ -101,7 +141,7 @@ class LocalTransport(Transport):
 
     def set_mtime(self, rpath: str, mtime: float) -> None:
         try:
-            os.utime(rpath, (mtime, mtime))
+            os.utime(rpath, (mtime, mtime), follow_symlinks=False)
         except OSError as exc:
             raise self._fail("set the time of", rpath, exc) from exc
 
@@ -111,3 +151,4 @@ class LocalTransport(Transport):
 
     def __repr__(self) -> str:
         return "LocalTransport()"
+

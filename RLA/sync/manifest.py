@@ -23,11 +23,15 @@ FORMAT_VERSION = 1
 
 @dataclass(frozen=True)
 class FileRecord:
-    """A file as it was sent: its size, local mtime (ns) and SHA-256 of the bytes sent."""
+    """A file as it was sent: its size, local mtime (ns), SHA-256 of the bytes sent and mode.
+
+    ``mode`` is ``None`` in manifests written before modes were synced.
+    """
 
     size: int
     mtime_ns: int
     sha256: str
+    mode: Optional[int] = None
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ import enum
 import fnmatch
 import posixpath
 from dataclasses import dataclass
-from typing import List, Mapping, Optional
+from typing import List, Mapping, Optional, Tuple
 
 from RLA.sync.manifest import FileRecord, Pending
 
@@ -30,19 +30,25 @@ class Action(enum.Enum):
 
 @dataclass(frozen=True)
 class LocalFile:
-    """A local file of a run (``key`` = ``<data_type>/<path inside the run>``)."""
+    """A local file of a run (``key`` = ``<data_type>/<path inside the run>``).
+
+    ``lpath`` is the file that is read (for a link inside the run folder: its target);
+    ``mode`` its permission bits, given to the copy on the main node.
+    """
 
     lpath: str
     size: int
     mtime_ns: int
+    mode: Optional[int] = None
 
 
 @dataclass(frozen=True)
 class RemoteFile:
-    """A remote file of a run."""
+    """A remote file of a run; ``mode`` is what the server said (``None``: nothing)."""
 
     size: int
     mtime: Optional[float]
+    mode: Optional[int] = None
 
 
 @dataclass(frozen=True)
@@ -74,12 +80,13 @@ def plan_push(local: Mapping[str, LocalFile], sent: Mapping[str, FileRecord],
     for key in sorted(local, key=_order):
         now = local[key]
         record = sent.get(key)
-        if record is not None and record.size == now.size and record.mtime_ns == now.mtime_ns:
+        if record is not None and record.size == now.size and record.mtime_ns == now.mtime_ns \
+                and (record.mode is None or record.mode == now.mode):
             continue
         if pending is not None and pending.key == key and pending.size == now.size \
                 and pending.mtime_ns == now.mtime_ns:
             steps.append(Step(Action.RESUME, key))
-        elif record is not None and is_append_only(key) and now.size > record.size:
+        elif record is not None and is_append_only(key) and now.size >= record.size:
             steps.append(Step(Action.APPEND, key, record.size))
         else:
             steps.append(Step(Action.UPLOAD, key))
@@ -105,3 +112,21 @@ def plan_pull(remote: Mapping[str, RemoteFile], local: Mapping[str, LocalFile]) 
         else:
             steps.append(Step(Action.DOWNLOAD, key))
     return steps
+
+
+def drop_oversize(steps: List[Step], sizes: Mapping[str, int], limit: Optional[int]
+                  ) -> Tuple[List[Step], List[str]]:
+    """The steps without transfers of files larger than ``limit`` bytes, and the keys dropped.
+
+    Deletions stay (they move no bytes); ``limit=None`` keeps everything.
+    """
+    if limit is None:
+        return steps, []
+    kept: List[Step] = []
+    dropped: List[str] = []
+    for step in steps:
+        if step.action is not Action.DELETE and sizes.get(step.key, 0) > limit:
+            dropped.append(step.key)
+        else:
+            kept.append(step)
+    return kept, dropped

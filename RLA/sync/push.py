@@ -12,7 +12,7 @@ from RLA.layout import RunLayout
 from RLA.sync.base import CHUNK, Transport, WriteResult
 from RLA.sync.manifest import FileRecord, Pending, RunManifest
 from RLA.sync.planner import Action, LocalFile, Step, is_append_only
-from RLA.sync.runfiles import key_path, part_name
+from RLA.sync.runfiles import key_path, open_local, part_name
 
 
 #: Files from this size on are recorded as in flight and resumed after an interruption;
@@ -113,7 +113,7 @@ def _push_step(transport: Transport, remote: RunLayout, files: Dict[str, LocalFi
 def _append(transport: Transport, rpath: str, local: LocalFile, old: FileRecord,
             offset: int) -> Optional[FileRecord]:
     """Send the new tail; ``None`` if the prefix changed (the caller uploads in full)."""
-    with open(local.lpath, "rb") as handle:
+    with open_local(local.lpath) as handle:
         digest = _hash_prefix(handle, offset)
         if digest.hexdigest() != old.sha256:
             return None  # not an append: the file was rewritten (e.g. a new CSV column)
@@ -121,13 +121,13 @@ def _append(transport: Transport, rpath: str, local: LocalFile, old: FileRecord,
         # expect_size: the remote must still hold exactly what we sent (not, say, a
         # partial append of a killed sync); otherwise the caller uploads the whole file.
         result = transport.send(rpath, _Hashing(handle, digest), offset, length,
-                                mtime=local.mtime_ns / 1e9, expect_size=offset)
+                                mtime=local.mtime_ns / 1e9, expect_size=offset, mode=local.mode)
     if result.sent == 0 and result.size != offset:
         return None
     if result.sent != length:
         return None
     _verify(rpath, result, local.size)
-    return FileRecord(local.size, local.mtime_ns, digest.hexdigest())
+    return FileRecord(local.size, local.mtime_ns, digest.hexdigest(), local.mode)
 
 
 def _upload(transport: Transport, rpath: str, local: LocalFile, step: Step,
@@ -142,7 +142,7 @@ def _upload(transport: Transport, rpath: str, local: LocalFile, step: Step,
     if local.size >= RESUMABLE_SIZE:  # worth resuming after a kill: remember it is in flight
         manifest.pending = Pending(step.key, local.size, local.mtime_ns)
         manifest.save()
-    with open(local.lpath, "rb") as handle:
+    with open_local(local.lpath) as handle:
         now = os.fstat(handle.fileno())
         # A growing append-only file is sent up to its listed size (a consistent prefix);
         # any other file rewritten since it was listed waits for the next sync.
@@ -150,9 +150,11 @@ def _upload(transport: Transport, rpath: str, local: LocalFile, step: Step,
             return None
         digest = _hash_prefix(handle, offset)
         length = local.size - offset
-        result = transport.send(tmp, _Hashing(handle, digest), offset, length, mtime=local.mtime_ns / 1e9)
+        # The mode is set before the first byte is written (a 0600 file stays 0600 on the way).
+        result = transport.send(tmp, _Hashing(handle, digest), offset, length, mtime=local.mtime_ns / 1e9,
+                                mode=local.mode)
     if result.sent != length:
         return None
     _verify(tmp, result, local.size)
     transport.rename(tmp, rpath)
-    return FileRecord(local.size, local.mtime_ns, digest.hexdigest())
+    return FileRecord(local.size, local.mtime_ns, digest.hexdigest(), local.mode)

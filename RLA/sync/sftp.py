@@ -7,10 +7,11 @@ import hashlib
 import os
 import stat as stat_mod
 from pathlib import Path
-from typing import IO, Any, Callable, List, Optional
+from typing import IO, Any, Callable, List, Optional, Tuple
 
 from RLA.errors import AuthError, TransportError
-from RLA.sync.base import CHUNK, RemoteEntry, RemoteStat, Transport, WriteResult, copy_stream
+from RLA.sync.base import (CHUNK, PERMISSION_BITS, RemoteEntry, RemoteFileError, RemoteStat, Transport, WriteResult,
+                           copy_stream)
 from RLA.sync.secrets import scrub
 
 DEFAULT_KNOWN_HOSTS = "~/.ssh/known_hosts"
@@ -46,6 +47,13 @@ def _policy(mode: str, known_hosts: Path, warn: Optional[Callable[[str], None]])
                      f"recorded in {known_hosts}")
 
     return _HostKeyPolicy()
+
+
+def _mode_and_link(st_mode: Optional[int]) -> Tuple[Optional[int], bool]:
+    """Permission bits (``None`` when the server sent no mode) and whether it is a link."""
+    if st_mode is None:
+        return None, False
+    return stat_mod.S_IMODE(st_mode) & PERMISSION_BITS, stat_mod.S_ISLNK(st_mode)
 
 
 class SFTPTransport(Transport):
@@ -127,12 +135,12 @@ class SFTPTransport(Transport):
 
     def stat(self, rpath: str) -> Optional[RemoteStat]:
         try:
-            attrs = self._sftp.stat(rpath)
+            attrs = self._sftp.lstat(rpath)
         except FileNotFoundError:
             return None
         except Exception as exc:  # noqa: BLE001 - paramiko raises IOError/SSHException/EOFError
             raise self._fail("stat", rpath, exc) from exc
-        return RemoteStat(int(attrs.st_size or 0), attrs.st_mtime)
+        return RemoteStat(int(attrs.st_size or 0), attrs.st_mtime, *_mode_and_link(attrs.st_mode))
 
     def listdir(self, rpath: str) -> List[RemoteEntry]:
         try:
@@ -141,8 +149,9 @@ class SFTPTransport(Transport):
             return []
         except Exception as exc:  # noqa: BLE001
             raise self._fail("list", rpath, exc) from exc
-        return [RemoteEntry(a.filename, stat_mod.S_ISDIR(a.st_mode or 0), int(a.st_size or 0), a.st_mtime)
-                for a in attrs]
+        # READDIR reports a link as itself (lstat), so a link is never taken for its target.
+        return [RemoteEntry(a.filename, stat_mod.S_ISDIR(a.st_mode or 0), int(a.st_size or 0), a.st_mtime,
+                            *_mode_and_link(a.st_mode)) for a in attrs]
 
     def mkdir(self, rpath: str) -> None:
         try:
@@ -158,16 +167,19 @@ class SFTPTransport(Transport):
             raise self._fail("create directory", rpath, exc) from exc
 
     def write(self, rpath: str, source: IO[bytes], offset: int, length: int, mtime: Optional[float] = None,
-              expect_size: Optional[int] = None) -> WriteResult:
+              expect_size: Optional[int] = None, mode: Optional[int] = None) -> WriteResult:
         # Size checks and times go through the open handle (FSTAT/FSETSTAT): fewer and
         # smaller requests than path-based STAT/SETSTAT (issue 5's byte budget).
         try:
-            mode = "wb" if offset == 0 and expect_size is None else "r+b"
-            with self._sftp.open(rpath, mode, bufsize=CHUNK) as handle:
+            create = offset == 0 and expect_size is None
+            with self._sftp.open(rpath, "wb" if create else "r+b", bufsize=CHUNK) as handle:
+                found: Optional[Any] = None
                 if expect_size is not None:
-                    found = int(handle.stat().st_size or 0)
-                    if found != expect_size:
-                        return WriteResult(0, found)
+                    found = handle.stat()
+                    if int(found.st_size or 0) != expect_size:
+                        return WriteResult(0, int(found.st_size or 0))
+                if mode is not None and (found is None or stat_mod.S_IMODE(found.st_mode or 0) != mode):
+                    handle.chmod(mode)  # before the first byte: a 0600 file is never readable by others
                 handle.set_pipelined(True)
                 if offset:
                     handle.seek(offset)
@@ -184,13 +196,22 @@ class SFTPTransport(Transport):
         except Exception as exc:  # noqa: BLE001
             raise self._fail("write", rpath, exc) from exc
 
-    def read(self, rpath: str, sink: IO[bytes], offset: int) -> int:
+    def read(self, rpath: str, sink: IO[bytes], offset: int, limit: Optional[int] = None) -> int:
         try:
-            with self._sftp.open(rpath, "rb") as handle:
-                size = handle.stat().st_size or 0
+            handle = self._sftp.open(rpath, "rb")
+        except (FileNotFoundError, PermissionError) as exc:
+            raise RemoteFileError(f"SFTP cannot read {rpath} on {self._where}", expected="a readable file",
+                                  found=f"{type(exc).__name__}: {exc}", fix="pull again") from None
+        except Exception as exc:  # noqa: BLE001
+            raise self._fail("read", rpath, exc) from exc
+        try:
+            with handle:
+                length = max(0, int(handle.stat().st_size or 0) - offset)
+                if limit is not None:
+                    length = min(length, limit)  # the server's size claim never decides alone
                 handle.seek(offset)
-                handle.prefetch(size)
-                return copy_stream(handle, sink.write, size - offset)
+                handle.prefetch(offset + length)
+                return copy_stream(handle, sink.write, length)
         except Exception as exc:  # noqa: BLE001
             raise self._fail("read", rpath, exc) from exc
 

@@ -8,14 +8,14 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, List, Optional, Sequence, Set, Tuple, TypeVar
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, TypeVar
 
 from RLA.config.remote import DEFAULT_SYNC_TYPES, RemoteSettings
 from RLA.errors import AuthError, ConfigError, SyncError, TransportError
 from RLA.layout import RunLayout
 from RLA.sync.base import Transport
 from RLA.sync.manifest import RunManifest, manifest_path, target_id
-from RLA.sync.planner import plan_pull, plan_push
+from RLA.sync.planner import LocalFile, Step, drop_oversize, plan_pull, plan_push
 from RLA.sync.pull import find_remote_runs, pull_run
 from RLA.sync.push import push_run
 from RLA.sync.runfiles import key_path, local_files, part_name, remote_files
@@ -39,6 +39,8 @@ class SyncReport:
     files_deleted: int = 0
     files_received: int = 0
     files_fetched: int = 0
+    #: Files left out with a warning (unsafe name, link, over ``max_file_size``, wrong size).
+    files_skipped: int = 0
     bytes_sent: int = 0
     bytes_received: int = 0
     retries: int = 0
@@ -58,6 +60,8 @@ class SyncReport:
                       f"{self.bytes_received} bytes received")
         if self.dry_run:
             counts = f"{len(self.planned)} files"
+        if self.files_skipped:
+            counts += f"; {self.files_skipped} files skipped (see the warnings)"
         return (f"{self.direction} {self.target}: {self.runs} runs, {self.runs_changed} changed, {verb} "
                 f"{counts} in {self.seconds:.2f}s" + (f" ({self.retries} retries)" if self.retries else ""))
 
@@ -74,6 +78,8 @@ class RunSyncer:
         connect: opens a transport (default: :func:`RLA.sync.open_transport`); tests inject.
         sleep: waits between retries (tests inject).
         channels: parallel channels over the one connection (transports that support it).
+        max_file_size: files larger than this many bytes are skipped with a warning
+            (default: ``settings.max_file_size``; ``None``: no cap).
 
     Raises:
         ConfigError: ``remote_data_root`` is not set.
@@ -82,7 +88,8 @@ class RunSyncer:
     def __init__(self, settings: RemoteSettings, data_root: Any, *, project_root: Optional[Path] = None,
                  data_types: Optional[Sequence[str]] = None, warn: Optional[Callable[[str], None]] = None,
                  connect: Optional[Callable[[], Transport]] = None,
-                 sleep: Callable[[float], None] = time.sleep, channels: int = DEFAULT_CHANNELS) -> None:
+                 sleep: Callable[[float], None] = time.sleep, channels: int = DEFAULT_CHANNELS,
+                 max_file_size: Optional[int] = None) -> None:
         if not settings.remote_data_root:
             raise ConfigError("REMOTE_SETTING.remote_data_root is not set",
                               expected="the data_root of the database on the main node",
@@ -92,6 +99,9 @@ class RunSyncer:
         self.remote_root = settings.remote_data_root.rstrip("/") or "/"
         self.data_types = list(data_types or settings.sync_types or DEFAULT_SYNC_TYPES)
         self.warn = warn
+        self.max_file_size = max_file_size if max_file_size is not None else settings.max_file_size
+        self._warned: Set[str] = set()
+        self._warn_lock = threading.Lock()
         self.channels = max(1, channels)
         self._sleep = sleep
         if connect is None:
@@ -124,7 +134,8 @@ class RunSyncer:
         todo = []
         for run in runs:
             manifest = RunManifest.load(manifest_path(self.data_root, self.target, run))
-            steps = plan_push(local_files(run, self.data_types), manifest.files, manifest.pending)
+            _files, steps, skipped = self._plan_push(run, manifest)
+            report.files_skipped += skipped
             if steps or manifest.pending is not None:
                 todo.append(run)
                 report.planned.extend((run.index, s.action.value, s.key) for s in steps)
@@ -188,18 +199,50 @@ class RunSyncer:
     def _push_one(self, transport: Transport, run: RunLayout, report: SyncReport,
                   lock: threading.Lock) -> None:
         manifest = RunManifest.load(manifest_path(self.data_root, self.target, run))
-        files = local_files(run, self.data_types)
+        files, steps, _skipped = self._plan_push(run, manifest)
         remote = run.moved(data_root=Path(self.remote_root))
-        if manifest.pending is not None and manifest.pending.key not in files:
+        if manifest.pending is not None and manifest.pending.key not in {s.key for s in steps}:
             transport.remove(part_name(key_path(remote, manifest.pending.key)))  # orphaned temp file
             manifest.pending = None
             manifest.save()
-        steps = plan_push(files, manifest.files, manifest.pending)
+            files, steps, _skipped = self._plan_push(run, manifest)
         result = push_run(transport, run, remote, files, steps, manifest)
         with lock:
             report.files_sent += len(result.sent)
             report.files_appended += len(result.appended)
             report.files_deleted += len(result.deleted)
+
+    def _plan_push(self, run: RunLayout, manifest: RunManifest
+                   ) -> Tuple[Dict[str, LocalFile], List[Step], int]:
+        """The run's files (links never followed), the steps without files over the cap, and
+        how many files were left out (each warned about once)."""
+        warn = self._refuser("push", run)
+        refused: List[str] = []
+
+        def refuse(key: str, why: str) -> None:
+            refused.append(key)
+            warn(key, why)
+
+        files = local_files(run, self.data_types, refuse=refuse)
+        steps, dropped = drop_oversize(plan_push(files, manifest.files, manifest.pending),
+                                       {key: f.size for key, f in files.items()}, self.max_file_size)
+        for key in dropped:
+            refuse(key, f"it is {files[key].size} bytes, over the cap of {self.max_file_size} bytes "
+                        f"(max_file_size)")
+        return files, steps, len(refused)
+
+    def _refuser(self, direction: str, run: Optional[RunLayout] = None) -> Callable[[str, str], None]:
+        """A ``refuse(key, why)`` that warns once per syncer about each file left out."""
+        def refuse(key: str, why: str) -> None:
+            where = f"{run.relative} {key}" if run is not None else key
+            message = f"{direction}: skipped {where!r}: {why}"
+            with self._warn_lock:
+                if message in self._warned:
+                    return
+                self._warned.add(message)
+            if self.warn is not None:
+                self.warn(message)
+        return refuse
 
     # ---------------------------------------------------------------------- pull
     def pull(self, task: Optional[str] = None, selectors: Sequence[str] = (), since: Any = None,
@@ -232,25 +275,32 @@ class RunSyncer:
         done: Set[str] = set()
 
         def work(transport: Transport) -> None:
-            runs = find_remote_runs(transport, self.remote_root, self.data_types, task, keep)
+            runs = find_remote_runs(transport, self.remote_root, self.data_types, task, keep,
+                                    refuse=self._refuser("pull"))
             report.runs = len(runs)
             pending = [run for run in runs if run.relative not in done]
             for run in (progress(pending, len(pending)) if progress else pending):
-                local = run.moved(data_root=self.data_root)
-                there = remote_files(transport, run, self.data_types)
-                steps = plan_pull(there, local_files(local, self.data_types))
-                if steps:
-                    report.runs_changed += 1
-                    report.planned.extend((run.index, s.action.value, s.key) for s in steps)
-                if not dry_run:
-                    result = pull_run(transport, run, local, there, steps)
-                    report.files_received += len(result.received)
-                    report.files_fetched += len(result.fetched)
+                self._pull_one(transport, run, report, dry_run)
                 done.add(run.relative)
 
         self._with_retries(work, report, "bytes_received")
         report.seconds = time.perf_counter() - started
         return report
+
+    def _pull_one(self, transport: Transport, run: RunLayout, report: SyncReport, dry_run: bool) -> None:
+        """Plan and (unless ``dry_run``) download one remote run; unsafe files are skipped."""
+        local = run.moved(data_root=self.data_root)
+        refuse = self._refuser("pull", run)
+        there = remote_files(transport, run, self.data_types, refuse=refuse)
+        steps = plan_pull(there, local_files(local, self.data_types))
+        if steps:
+            report.runs_changed += 1
+            report.planned.extend((run.index, s.action.value, s.key) for s in steps)
+        if not dry_run:
+            result = pull_run(transport, run, local, there, steps, self.max_file_size, refuse=refuse)
+            report.files_received += len(result.received)
+            report.files_fetched += len(result.fetched)
+            report.files_skipped += len(result.skipped)
 
     # ------------------------------------------------------------------- retries
     def _with_retries(self, work: Callable[[Transport], None], report: SyncReport, counter: str) -> None:

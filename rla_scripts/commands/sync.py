@@ -27,6 +27,9 @@ def register(subparsers: "argparse._SubParsersAction") -> None:
                               "from the data root, then from the current folder)")
         sub.add_argument("--types", metavar="T1,T2",
                          help=f"data types to sync (default: REMOTE_SETTING.sync_types); any of {', '.join(_TYPES)}")
+        sub.add_argument("--max-file-size", metavar="SIZE",
+                         help="skip (with a warning) files larger than SIZE bytes, e.g. 104857600 or 100M "
+                              "(default: REMOTE_SETTING.max_file_size; none: no cap)")
         sub.set_defaults(func=_push if name == "push" else _pull)
     parser.set_defaults(func=lambda args: (parser.print_help(), 2)[1])
 
@@ -42,6 +45,18 @@ def _types(args: argparse.Namespace) -> Optional[List[str]]:
     return types
 
 
+def _max_file_size(args: argparse.Namespace) -> Optional[int]:
+    if args.max_file_size is None:
+        return None
+    from RLA.config.remote import parse_size
+
+    try:
+        return parse_size(args.max_file_size)
+    except ValueError as exc:
+        raise ConfigError(f"Bad --max-file-size {args.max_file_size!r}", expected="a size > 0 in bytes, or "
+                          "with a unit: 512K, 100M, 2G", found=args.max_file_size, fix=str(exc)) from None
+
+
 def _syncer(args: argparse.Namespace, data_root: Path):  # -> RunSyncer
     import sys
 
@@ -55,7 +70,8 @@ def _syncer(args: argparse.Namespace, data_root: Path):  # -> RunSyncer
                           found="none", fix="pass --config path/to/rla_config.yaml")
     config = load_config(source)
     return RunSyncer(config.remote, data_root, project_root=config.project_root, data_types=_types(args),
-                     warn=lambda message: print(f"warning: {message}", file=sys.stderr))
+                     warn=lambda message: print(f"warning: {message}", file=sys.stderr),
+                     max_file_size=_max_file_size(args))
 
 
 def _print_report(report) -> None:  # report: SyncReport

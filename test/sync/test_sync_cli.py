@@ -55,3 +55,19 @@ def test_errors_are_one_line_without_traceback(make_run, config, tmp_path, capsy
     assert main(["sync", "pull", "--data-root", str(tmp_path / "p"), "--config", str(config),
                  "--task", "nope"]) != 0
     assert "No run" in capsys.readouterr().err
+
+
+def test_max_file_size_option_skips_big_files_with_a_warning(make_run, config, tmp_path, capsys) -> None:
+    """--max-file-size 1K: files over 1 KiB stay home (warned on stderr); a bad size is a one-line error."""
+    make_run()
+    data = str(tmp_path / "data")
+    assert main(["sync", "push", "--data-root", data, "--config", str(config), "--max-file-size", "1K"]) == 0
+    captured = capsys.readouterr()
+    assert "max_file_size" in captured.err and "skipped" in captured.out
+    sent = tree(tmp_path / "main_db")
+    assert sent and all(len(v) <= 1024 for v in sent.values())
+    assert any(len(v) > 1024 for v in tree(tmp_path / "data").values())
+    assert main(["sync", "pull", "--data-root", str(tmp_path / "p"), "--config", str(config),
+                 "--max-file-size", "12X"]) != 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--max-file-size" in err
