@@ -79,7 +79,7 @@ def measure(url: str, pid: int) -> Dict[str, float]:
     import browser
 
     driver = browser.start()
-    rows = lambda: driver.execute_script(  # noqa: E731
+    rows = lambda: driver.execute_script(
         "return document.querySelectorAll('#runs-table tbody tr[data-index]').length")
     try:
         out: Dict[str, float] = {}

@@ -10,7 +10,13 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List, Sequence
 
-from RLA.annotations import Annotations, add_tags, read_annotations, remove_tags, set_note
+from RLA.annotations import (
+    Annotations,
+    add_tags,
+    read_annotations,
+    remove_tags,
+    set_note,
+)
 from RLA.errors import RLAError
 from RLA.ui.lookup import resolve_run
 

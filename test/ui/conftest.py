@@ -1,7 +1,6 @@
 """Fixtures of the dashboard tests: the demo database, an API client, a real server, a browser."""
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
 import sys
@@ -13,8 +12,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import browser  # noqa: E402
-import demo_data  # noqa: E402
+import browser
+import demo_data
 
 pytest.importorskip("starlette", reason="the ui extra (starlette, uvicorn) is not installed")
 pytest.importorskip("httpx", reason="starlette's TestClient needs httpx (test extra)")

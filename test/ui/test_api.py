@@ -7,7 +7,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from demo_data import IMG, IMG_METRIC, SCRIPT
 
 

@@ -11,12 +11,11 @@ import sys
 import time
 
 import pytest
-
 from demo_data import IMG, IMG_METRIC, SCRIPT
 
 pytest.importorskip("selenium", reason="browser tests need selenium (test extra)")
-from selenium.webdriver.common.by import By  # noqa: E402
-from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
 
 WAIT = 20
 
@@ -91,7 +90,7 @@ def test_compare_page_lists_differences(driver, server, demo):
 
 
 def test_status_changes_on_the_page_when_the_process_ends(driver, server, demo, tmp_path):
-    from RLA.fs import atomic_write_json, read_json
+    from RLA.fs import read_json
     from RLA.ui.lookup import resolve_run
 
     info_path = resolve_run(demo["root"], demo["running"]).run_info_file
@@ -109,7 +108,7 @@ def test_status_changes_on_the_page_when_the_process_ends(driver, server, demo, 
         while read_json(info_path).get("pid") != child.pid and time.monotonic() < deadline:
             time.sleep(0.05)
         open_runs(driver, server, "?where=seed%20%3D%3D%207")
-        badge = lambda d: d.find_element(By.CSS_SELECTOR, "#runs-table tbody td.status-cell").text  # noqa: E731
+        badge = lambda d: d.find_element(By.CSS_SELECTOR, "#runs-table tbody td.status-cell").text
         wait(driver, lambda d: badge(d) == "running", "the live run is not shown running")
         stop.touch()
         child.wait(timeout=WAIT)
