@@ -13,7 +13,7 @@ from RLA.errors import ConfigError, HyperParameterError
 from RLA.loader.loader import ExperimentLoader
 from RLA.manager.experiment import ExperimentManager
 from RLA.manager.run_info import read_run_info
-from RLA.redaction import MARKER, RedactionPolicy, redact_file, scrub
+from RLA.redaction import DEFAULT_KEY_PATTERNS, MARKER, RedactionPolicy, redact_file, scrub
 from redaction_forms import NASTY, encodings
 
 pytestmark = pytest.mark.timeout(120)
@@ -117,6 +117,11 @@ def test_redact_config_defaults_when_absent():
     redact = load_config({}).REDACT
     assert "*password*" in redact.key_patterns and redact.env == ["RLA_REMOTE_PASSWORD"]
     assert redact.min_length == 4 and redact.values == []
+
+
+def test_the_documented_config_lists_the_default_key_patterns():
+    repo = Path(__file__).resolve().parents[2]
+    assert tuple(load_config(repo / "rla_config.yaml").REDACT.key_patterns) == DEFAULT_KEY_PATTERNS
 
 
 @pytest.mark.parametrize("section, match", [
