@@ -37,7 +37,7 @@ def write_progress(path: Path, curves: Mapping[str, Sequence[Any]], steps: Optio
         for key in keys:
             values = curves[key]
             value = values[i] if i < len(values) else ""
-            cells.append("" if value is None else repr(value) if isinstance(value, float) else str(value))
+            cells.append("" if value is None else repr(float(value)) if isinstance(value, float) else str(value))
         lines.append(",".join(cells + [str(steps[i]), f"{1.8e9 + i:.3f}"]))
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
