@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Dict, Optional, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from RLA.checkpoint import CheckpointSaver, LoadedCheckpoint
 
@@ -57,4 +57,27 @@ def load_legacy_checkpoint(saver: CheckpointSaver, ckp_index: Union[None, int, s
     return LoadedCheckpoint(chosen, state, series[chosen], legacy=True)
 
 
-__all__ = ["legacy_checkpoints", "load_legacy_checkpoint"]
+def continue_legacy_checkpoints(parent: Path, child: Path, step: Optional[int],
+                                link: Callable[[Path, Path], None]) -> List[str]:
+    """Link polixir's ``<name>_<N>.pt`` with ``N <= step`` (all when ``step`` is None) into ``child``.
+
+    ``checkpoint_<N>.pt`` becomes RLA's ``checkpoint-<N>.pt`` there (the new run's saver then
+    lists, loads and rotates it like its own); other series keep their name. A name already
+    in ``child`` is left alone. Returns the names created.
+    """
+    made: List[str] = []
+    if not parent.is_dir():
+        return made
+    for entry in sorted(parent.iterdir()):
+        match = _UNDERSCORE_RE.match(entry.name)
+        if not match or not entry.is_file() or (step is not None and int(match["step"]) > step):
+            continue
+        name = f"checkpoint-{match['step']}.pt" if match["name"] == "checkpoint" else entry.name
+        target = child / name
+        if not target.exists():
+            link(entry, target)
+            made.append(name)
+    return made
+
+
+__all__ = ["legacy_checkpoints", "load_legacy_checkpoint", "continue_legacy_checkpoints"]

@@ -22,6 +22,7 @@ from RLA.checkpoint import LoadedCheckpoint, restore_rng_state
 from RLA.errors import CheckpointError, HyperParameterError, RLAError, RunStateError
 from RLA.fs import json_default
 from RLA.loader import continuation
+from RLA.loader.legacy_checkpoints import continue_legacy_checkpoints
 from RLA.loader.past_run import PastRun
 from RLA.logger.time_step import time_step_holder
 from RLA.manager.checkpointing import filter_prefix, split_state
@@ -345,6 +346,8 @@ class ExperimentLoader:
         try:
             continuation.continue_log_dir(past.layout.log_dir, layout.log_dir, step, marker)
             continuation.continue_checkpoints(past.layout.checkpoint_dir, layout.checkpoint_dir, step)
+            continue_legacy_checkpoints(past.layout.checkpoint_dir, layout.checkpoint_dir, step,
+                                        continuation.link_or_copy)
             self._continue_named_checkpoints(past, layout, step, backend)
             continuation.continue_results(past.layout.results_dir, layout.results_dir, step)
             from RLA.replay_buffer.run_snapshots import fork_run_snapshots

@@ -237,10 +237,14 @@ def run_plan(plan: Any, args: argparse.Namespace, verb: str) -> int:
 
 # -- the original project's scripts (archive_expt.py, delete_expt.py, view_expt.py) --------
 def legacy_parser(description: str) -> argparse.ArgumentParser:
-    """The original scripts' options, plus ``--data_root`` (the original edited config.py)."""
+    """The original scripts' options, plus ``--data_root`` (default: ``DATA_ROOT`` of a ``config.py``
+    / ``rla_script_config.py`` in the current folder, the original's convention)."""
+    from rla_scripts.script_config import config_data_root
+
     parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--data_root", "--data-root", dest="data_root", default=None,
-                        help="database root (default: $RLA_DATA_ROOT or the nearest rla_config.yaml)")
+    parser.add_argument("--data_root", "--data-root", dest="data_root", default=config_data_root(),
+                        help="database root (default: DATA_ROOT of ./config.py or ./rla_script_config.py, "
+                             "else $RLA_DATA_ROOT or the nearest rla_config.yaml)")
     parser.add_argument("--task_table_name", "--task", dest="task", default=None)
     parser.add_argument("--regex", default=None, help="glob on YYYY/MM/DD/<name>")
     parser.add_argument("--yes", "-y", action="store_true", help="do not ask")

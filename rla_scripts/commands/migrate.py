@@ -18,6 +18,9 @@ def run(args: argparse.Namespace) -> int:
         raise RLAError("No runs named", expected="RUN arguments or --task/--regex/--where filters",
                        found="no selector", fix="name the runs to migrate")
     data_root = resolve_data_root(args.data_root)
+    if args.convert_legacy_state:
+        from rla_scripts.commands.convert_legacy import convert
+        return convert(args, data_root)
     if args.to_task is not None:
         from RLA.layout import check_task
         check_task(args.to_task, "target task")
@@ -41,4 +44,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--to-task", "--target_task_table_name", dest="to_task", help="target task")
     parser.add_argument("--to-data-root", "--target_proj_root", dest="to_data_root", help="target data root")
     parser.add_argument("--move", action="store_true", help="move instead of copy")
+    parser.add_argument("--convert-legacy-state", action="store_true",
+                        help="convert your own runs' pickled state (the original RLA's archive_tester/*.pkl) "
+                             "to JSON with a restricted unpickler, once; nothing is copied")
     parser.set_defaults(func=run)
