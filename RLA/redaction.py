@@ -20,12 +20,11 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import os
 import re
 import shlex
 import threading
 import urllib.parse
-from typing import IO, Any, Iterable, Iterator, List, Optional, Pattern, Sequence, Set, Tuple
+from typing import Any, Iterable, List, Optional, Pattern, Sequence, Set, Tuple
 
 #: What replaces a secret.
 MARKER = "<redacted>"
@@ -38,6 +37,8 @@ DEFAULT_KEY_PATTERNS: Tuple[str, ...] = (
 
 _SHELL_SAFE = re.compile(r"([^\w@%+=:,./-])")  # what bash's printf %q escapes
 _SHELL_DQ = re.compile(r'(["\\$`])')
+#: Learned text that is no secret: numbers and boolean / null words.
+_PLAIN = re.compile(r"[-+]?(\d[\d_]*\.?\d*([eE][-+]?\d+)?|\.\d+)|true|false|none|null|yes|no|on|off", re.I)
 
 
 def _yaml_double_quoted(value: str) -> List[str]:
@@ -128,13 +129,18 @@ class RedactionPolicy:
         return any(fnmatch.fnmatchcase(name, pattern) for pattern in self.key_patterns for name in (full, last))
 
     def learn(self, mapping: Any = None, argv: Optional[Sequence[str]] = None) -> None:
-        """Learn the text found under secret keys of ``mapping`` and secret options of ``argv``."""
+        """Learn the text found under secret keys of ``mapping`` and secret options of ``argv``.
+
+        Text that reads as a number or a boolean (``--num_tokens 1024``, ``--use_token true``)
+        is still hidden under its key but not searched for elsewhere: every ``1024`` of every
+        log would go otherwise.
+        """
         found: List[str] = []
         if mapping is not None:
             _collect(self, mapping, "", False, found)
         if argv is not None:
             found += [value for _, value, _ in _secret_options(self, argv)]
-        self.add_values(found)
+        self.add_values(value for value in found if not _PLAIN.fullmatch(value.strip()))
 
     # ---------------------------------------------------------------- redaction
     def redact_text(self, text: str) -> str:
@@ -143,6 +149,11 @@ class RedactionPolicy:
         if pattern is None or not text:
             return text
         return pattern.sub(MARKER, text)
+
+    @property
+    def bytes_pattern(self) -> Optional[Pattern[bytes]]:
+        """One regular expression of every form of every known value (UTF-8), ``None`` without values."""
+        return self._bytes_re
 
     def redact_bytes(self, data: bytes) -> bytes:
         """:meth:`redact_text` for UTF-8 bytes (any file content)."""
@@ -258,53 +269,6 @@ def scrub(text: str, secret: Optional[str]) -> str:
     return RedactionPolicy(key_patterns=(), values=[secret], min_length=1).redact_text(text)
 
 
-def redact_file(path: "os.PathLike[str]", policy: RedactionPolicy, chunk_size: int = 1 << 20) -> bool:
-    """Rewrite ``path`` with every known value redacted; ``True`` if it changed.
-
-    Any size is streamed in chunks that overlap by the longest form, so no value is missed at
-    a chunk border. The file is replaced atomically and keeps its permission bits; an
-    unchanged file is not touched.
-    """
-    from RLA.fs import atomic_file
-
-    pattern = policy._bytes_re
-    if pattern is None:
-        return False
-    with open(path, "rb") as src:
-        if not any(True for _ in _redacted_chunks(src, pattern, policy.longest_form, chunk_size)):
-            return False
-        mode = os.fstat(src.fileno()).st_mode & 0o7777
-        src.seek(0)
-        with atomic_file(path, durable=False) as dst:
-            os.fchmod(dst.fileno(), mode)
-            for piece in _redacted_chunks(src, pattern, policy.longest_form, chunk_size, everything=True):
-                dst.write(piece)
-    return True
-
-
-def _redacted_chunks(src: IO[bytes], pattern: Pattern[bytes], longest: int, chunk_size: int,
-                     everything: bool = False) -> Iterator[bytes]:
-    """The redacted content of ``src`` piece by piece (only the pieces that changed unless ``everything``)."""
-    keep, buf, marker = max(longest - 1, 0), b"", MARKER.encode()
-    while True:
-        data = src.read(chunk_size)
-        buf += data
-        safe = len(buf) if not data else max(len(buf) - keep, 0)  # a match starting here is complete
-        out, pos, hit = [], 0, False
-        for match in pattern.finditer(buf):
-            if match.start() >= safe:
-                break
-            out += [buf[pos:match.start()], marker]
-            pos, hit = match.end(), True
-        end = max(pos, safe)
-        out.append(buf[pos:end])
-        buf = buf[end:]
-        if hit or everything:
-            yield b"".join(out)
-        if not data:
-            return
-
-
 def contains_marker(obj: Any) -> bool:
     """Whether a stored value (or anything inside it) was redacted."""
     if isinstance(obj, dict):
@@ -315,4 +279,4 @@ def contains_marker(obj: Any) -> bool:
 
 
 __all__ = ["DEFAULT_KEY_PATTERNS", "MARKER", "MIN_SECRET_LENGTH", "RedactionPolicy", "contains_marker",
-           "redact_file", "scrub", "secret_forms"]
+           "scrub", "secret_forms"]

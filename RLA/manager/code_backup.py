@@ -1,13 +1,14 @@
-"""Copy a run's source code into its ``code`` directory, honouring gitignore rules."""
+"""Copy a run's source code into its ``code`` directory, honouring gitignore rules, secrets redacted."""
 from __future__ import annotations
 
 import os
 import shutil
 from pathlib import Path
-from typing import Iterable, List, Optional, Sequence
+from typing import IO, Iterable, Iterator, List, Optional, Pattern, Sequence
 
 from RLA.errors import ConfigError
-from RLA.redaction import RedactionPolicy, redact_file
+from RLA.fs import atomic_file
+from RLA.redaction import MARKER, RedactionPolicy
 
 #: Never copied whatever the rules say: VCS internals and Python caches.
 ALWAYS_SKIPPED_DIRS = {".git", ".hg", ".svn", "__pycache__", ".pytest_cache", ".mypy_cache", ".trash"}
@@ -73,6 +74,51 @@ def _copy_tree(src: Path, dst: Path, rules: IgnoreRules, skip: Iterable[Path],
             shutil.copy2(full, target)
             copied.append(target)
     return copied
+
+
+def redact_file(path: Path, policy: RedactionPolicy, chunk_size: int = 1 << 20) -> bool:
+    """Rewrite ``path`` with every known value redacted; ``True`` if it changed.
+
+    Any size is streamed in chunks that overlap by the longest form, so no value is missed at
+    a chunk border. The file is replaced atomically and keeps its permission bits; an
+    unchanged file is not touched.
+    """
+    pattern = policy.bytes_pattern
+    if pattern is None:
+        return False
+    with open(path, "rb") as src:
+        if not any(True for _ in _redacted_chunks(src, pattern, policy.longest_form, chunk_size)):
+            return False
+        mode = os.fstat(src.fileno()).st_mode & 0o7777
+        src.seek(0)
+        with atomic_file(path, durable=False) as dst:
+            os.fchmod(dst.fileno(), mode)
+            for piece in _redacted_chunks(src, pattern, policy.longest_form, chunk_size, everything=True):
+                dst.write(piece)
+    return True
+
+
+def _redacted_chunks(src: IO[bytes], pattern: Pattern[bytes], longest: int, chunk_size: int,
+                     everything: bool = False) -> Iterator[bytes]:
+    """The redacted content of ``src`` piece by piece (only the pieces that changed unless ``everything``)."""
+    keep, buf, marker = max(longest - 1, 0), b"", MARKER.encode()
+    while True:
+        data = src.read(chunk_size)
+        buf += data
+        safe = len(buf) if not data else max(len(buf) - keep, 0)  # a match starting here is complete
+        out, pos, hit = [], 0, False
+        for match in pattern.finditer(buf):
+            if match.start() >= safe:
+                break
+            out += [buf[pos:match.start()], marker]
+            pos, hit = match.end(), True
+        end = max(pos, safe)
+        out.append(buf[pos:end])
+        buf = buf[end:]
+        if hit or everything:
+            yield b"".join(out)
+        if not data:
+            return
 
 
 def _redact(files: Iterable[Path], policy: RedactionPolicy) -> None:

@@ -13,7 +13,8 @@ from RLA.errors import ConfigError, HyperParameterError
 from RLA.loader.loader import ExperimentLoader
 from RLA.manager.experiment import ExperimentManager
 from RLA.manager.run_info import read_run_info
-from RLA.redaction import DEFAULT_KEY_PATTERNS, MARKER, RedactionPolicy, redact_file, scrub
+from RLA.manager.code_backup import redact_file
+from RLA.redaction import DEFAULT_KEY_PATTERNS, MARKER, RedactionPolicy, scrub
 from redaction_forms import NASTY, encodings
 
 pytestmark = pytest.mark.timeout(120)
@@ -90,6 +91,15 @@ def test_argv_hides_secret_options_in_every_spelling():
                    "--auth_token", MARKER, "-p", MARKER, "-q", "visible", "--lr", "0.1"]
     policy.learn(argv=argv)
     assert policy.redact_text("p1-secret k2-secret p3-secret a=b-secret") == " ".join([MARKER] * 4)
+
+
+def test_numbers_and_booleans_under_secret_keys_are_not_searched_elsewhere():
+    policy = RedactionPolicy()
+    argv = ["train.py", "--num_tokens", "1024", "--use-token=true"]
+    policy.learn({"max_tokens": "2048", "api_token": "tok_0123456789"}, argv=argv)
+    assert policy.redact_argv(argv) == ["train.py", "--num_tokens", MARKER, f"--use-token={MARKER}"]
+    assert policy.redact_text("batch 1024 of 2048, flag true, tok_0123456789") == \
+        f"batch 1024 of 2048, flag true, {MARKER}"
 
 
 def test_scrub_hides_every_form_of_a_short_transport_password():
