@@ -16,6 +16,12 @@ hyper-parameter shadows a run column of the same name. Values are typed: numbers
 numerically, a number written as text (legacy runs) is converted before comparing. A run
 that lacks a name compares unequal to everything except ``None`` (``lr is None``); the
 value semantics are in operators.py.
+
+Bounds (each a :class:`QueryError` naming the limit): at most :data:`MAX_QUERY_CHARS`
+characters, :data:`MAX_DEPTH` levels of nesting (``not not ...``, ``- - 1``, a long chain
+of ``+``) and :data:`MAX_NODES` syntax nodes, checked without recursion before anything is
+compiled, so neither the compiler nor the evaluator can exhaust the stack. ``matches()``
+compiles with RE2 (linear-time matching; see :mod:`RLA.query.regex`).
 """
 from __future__ import annotations
 
@@ -26,11 +32,18 @@ from typing import Any, Callable, Dict, FrozenSet, Optional, Set, Tuple
 
 from RLA.errors import QueryError
 from RLA.query import operators
+from RLA.query.regex import UnsafePatternError, compile_pattern
 
 #: Aggregate functions over a metric column.
 METRIC_FUNCS = ("last", "min", "max")
 _FUNCS = METRIC_FUNCS + ("matches",)
 _MISSING = None
+#: Longest query accepted (characters).
+MAX_QUERY_CHARS = 10_000
+#: Deepest nesting of operators accepted (levels of the syntax tree).
+MAX_DEPTH = 64
+#: Most syntax nodes accepted (names, literals, operators, comparisons ...).
+MAX_NODES = 5_000
 
 Getter = Callable[["RowView"], Any]
 
@@ -181,10 +194,10 @@ class _Compiler:
             if not isinstance(pattern, str):
                 raise self.fail(node.args[1], "matches() needs a quoted regex", "write matches(name, 'regex')")
             try:
-                regex = re.compile(pattern)
-            except re.error as exc:
-                raise self.fail(node.args[1], f"Bad regular expression ({exc})", "fix the pattern") from exc
-            return lambda row: (lambda v: v is not None and regex.search(str(v)) is not None)(target(row))
+                found = compile_pattern(pattern)
+            except UnsafePatternError as exc:
+                raise self.fail(node.args[1], exc.reason, exc.fix) from None
+            return lambda row: (lambda v: v is not None and found(str(v)))(target(row))
         if len(node.args) != 1 or not isinstance(node.args[0], ast.Constant) \
                 or not isinstance(node.args[0].value, str):
             raise self.fail(node, f"{func}() takes one quoted metric name", f"write {func}('return')")
@@ -236,6 +249,35 @@ class _Compiler:
                         "write a comparison such as lr >= 1e-4")
 
 
+_NESTING_FIX = "join conditions with and/or instead of nesting them; drop repeated not or signs"
+
+
+def check_size(text: str, tree: ast.AST) -> None:
+    """Refuse a syntax tree deeper than :data:`MAX_DEPTH` or larger than :data:`MAX_NODES`.
+
+    Walks the tree with an explicit stack (no recursion), stopping at the first excess.
+
+    Raises:
+        QueryError: naming the limit, with a caret at the first node past it.
+    """
+    stack = [(tree, 0)]
+    nodes = 0
+    while stack:
+        node, depth = stack.pop()
+        nodes += 1
+        if nodes > MAX_NODES:
+            raise _error(text, getattr(node, "col_offset", 0), "Query too large",
+                         expected=f"at most {MAX_NODES} names, values and operators", fix="split the query "
+                         "or select with fewer terms (e.g. x in [...] instead of x == a or x == b ...)")
+        if depth > MAX_DEPTH:
+            raise _error(text, getattr(node, "col_offset", 0), "Query nested too deeply",
+                         expected=f"at most {MAX_DEPTH} levels of nested operators or parentheses",
+                         fix=_NESTING_FIX)
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                stack.append((child, depth + 1))
+
+
 def parse_query(text: str) -> Query:
     """Parse ``text`` into a :class:`Query`.
 
@@ -248,18 +290,26 @@ def parse_query(text: str) -> Query:
     if not text:
         raise QueryError("Empty query", expected="an expression such as \"lr >= 1e-4\"",
                          found="''", fix="drop --where or write a condition")
-    if len(text) > 10_000:
-        raise QueryError("Query too long", expected="at most 10000 characters",
+    if len(text) > MAX_QUERY_CHARS:
+        raise QueryError("Query too long", expected=f"at most {MAX_QUERY_CHARS} characters",
                          found=f"{len(text)} characters", fix="simplify the expression")
     try:
         tree = ast.parse(text, mode="eval")
+    except (RecursionError, MemoryError):  # Python's own parser gave up on the nesting
+        raise QueryError("Query nested too deeply", expected=f"at most {MAX_DEPTH} levels of nested "
+                         "operators or parentheses", found="more than Python's parser accepts",
+                         fix=_NESTING_FIX) from None
     except SyntaxError as exc:
+        if "too many nested" in str(exc.msg):
+            raise QueryError("Query nested too deeply", expected=f"at most {MAX_DEPTH} levels of nested "
+                             "operators or parentheses", found=str(exc.msg), fix=_NESTING_FIX) from None
         offset = (exc.offset or 1) - 1
         hint = "use == to compare, and/or/not to combine, quotes around strings"
         if re.search(r"(?<![=!<>])=(?!=)", text):
             hint = "use == (not =) to test equality"
         raise _error(text, offset, f"Syntax error in query ({exc.msg})",
                      expected="a Python-like boolean expression", fix=hint) from None
+    check_size(text, tree)
     compiler = _Compiler(text)
     predicate = compiler.boolean(tree.body)
     terms = tree.body.values if isinstance(tree.body, ast.BoolOp) and isinstance(tree.body.op, ast.And) \
