@@ -13,7 +13,7 @@ from typing import Any, Callable, Deque, Dict, Iterable, List, Mapping, Optional
 
 from RLA.errors import LoggerError
 from RLA.logger.formats import make_output_format
-from RLA.logger.formats._append import append_undoable
+from RLA.logger.formats._append import UndoableAppends
 from RLA.logger.formats.base import KVWriter, SeqWriter
 from RLA.logger.staging import stage_all
 from RLA.logger.time_step import TimeStepHolder, time_step_holder
@@ -81,6 +81,7 @@ class Logger:
         self.closed = False
         self.writers: List[KVWriter] = []
         self._text_fds: Dict[int, int] = {}
+        self._text_outs: Dict[int, UndoableAppends] = {}
         self._row: Dict[str, Any] = {}
         self._cnt: Dict[str, int] = {}
         self._excluded: Dict[str, Tuple[str, ...]] = {}
@@ -92,6 +93,8 @@ class Logger:
                 flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
                 self._text_fds[WARN] = os.open(os.path.join(self.dir, WARN_TXT), flags, 0o644)
                 self._text_fds[BACKUP] = os.open(os.path.join(self.dir, BACKUP_TXT), flags, 0o644)
+                for kind, name in ((WARN, WARN_TXT), (BACKUP, BACKUP_TXT)):
+                    self._text_outs[kind] = UndoableAppends(self._text_fds[kind], os.path.join(self.dir, name))
             for spec in format_strs:
                 self._add_writer(spec)
         except BaseException:
@@ -294,10 +297,9 @@ class Logger:
         for writer in self._seq_writers:
             writer.write_sequence([line])
         target = BACKUP if level >= BACKUP else (WARN if level >= WARN else None)
-        fd = self._text_fds.get(target) if target is not None else None
-        if fd is not None:
-            name = WARN_TXT if target == WARN else BACKUP_TXT
-            append_undoable(fd, (line + "\n").encode("utf-8", "backslashreplace"), os.path.join(self.dir or "", name))
+        out = self._text_outs.get(target) if target is not None else None
+        if out is not None:
+            out.append((line + "\n").encode("utf-8", "backslashreplace"))
 
     def debug(self, *args: Any) -> None:
         self.log(*args, level=DEBUG)
@@ -372,6 +374,7 @@ class Logger:
         for fd in self._text_fds.values():
             os.close(fd)
         self._text_fds.clear()
+        self._text_outs.clear()
         if first_error is not None:
             raise first_error
 

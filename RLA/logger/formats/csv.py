@@ -25,7 +25,7 @@ import os
 from typing import Any, Iterable, List, Mapping, Optional, Tuple
 
 from RLA.fs import replace_with_temp, write_temp_beside
-from RLA.logger.formats._append import StagedAppend, append_undoable, repair_torn_tail
+from RLA.logger.formats._append import StagedAppend, UndoableAppends, repair_torn_tail
 from RLA.logger.formats.base import KVWriter, StagedRow, require_dir
 
 PROGRESS_CSV = "progress.csv"
@@ -75,6 +75,7 @@ class CSVOutputFormat(KVWriter):
         self._keys: List[str] = []
         self._keyset: frozenset = frozenset()
         self._fd: Optional[int] = None
+        self._out: Optional[UndoableAppends] = None
         self._repaired = False
         self._open_existing()
 
@@ -91,6 +92,7 @@ class CSVOutputFormat(KVWriter):
         header = data[: data.index(b"\n")].decode("utf-8")
         self._set_keys(next(csv.reader([header])))
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        self._out = UndoableAppends(self._fd, self.path)
 
     def _set_keys(self, keys: List[str]) -> None:
         self._keys = keys
@@ -119,6 +121,7 @@ class CSVOutputFormat(KVWriter):
         if self._fd is not None:
             os.close(self._fd)
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        self._out = UndoableAppends(self._fd, self.path)
 
     def _widened(self, new_keys: List[str], kvs: Mapping[str, Any]) -> Tuple[List[str], bytes]:
         """The header (old columns + ``new_keys``) and the whole widened file ending in ``kvs``."""
@@ -154,7 +157,8 @@ class CSVOutputFormat(KVWriter):
         new = kvs.keys() - self._keyset
         if new:
             return self._stage_rewrite(*self._widened(sorted(new), kvs))
-        return _StagedCSVAppend(self, append_undoable(self._fd, self._row_bytes(kvs), self.path))
+        assert self._out is not None
+        return _StagedCSVAppend(self, self._out.append(self._row_bytes(kvs)))
 
     def write(self, kvs: Mapping[str, Any], step: int) -> None:
         staged = self.stage(kvs, step)

@@ -6,7 +6,7 @@ import os
 from typing import Any, Mapping, Optional
 
 from RLA.fs import json_default
-from RLA.logger.formats._append import append_undoable, repair_torn_tail
+from RLA.logger.formats._append import UndoableAppends, repair_torn_tail
 from RLA.logger.formats.base import KVWriter, StagedRow, require_dir
 
 PROGRESS_JSON = "progress.json"
@@ -32,11 +32,12 @@ class JSONOutputFormat(KVWriter):
         self.path = require_dir(log_dir, self.name) / filename
         repair_torn_tail(self.path)
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._out = UndoableAppends(self._fd, self.path)
 
     def stage(self, kvs: Mapping[str, Any], step: int) -> StagedRow:
         self._check_open()
         line = json.dumps(kvs, default=json_default, allow_nan=True) + "\n"
-        return append_undoable(self._fd, line.encode("utf-8"), self.path)
+        return self._out.append(line.encode("utf-8"))
 
     def write(self, kvs: Mapping[str, Any], step: int) -> None:
         self.stage(kvs, step).commit()

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from typing import Any, Mapping, Optional, Sequence
 
-from RLA.logger.formats._append import append_undoable
+from RLA.logger.formats._append import UndoableAppends
 from RLA.logger.formats.base import KVWriter, SeqWriter, StagedRow, require_dir
 from RLA.logger.formats.human import TableRenderer
 
@@ -30,9 +30,10 @@ class LogTxtOutputFormat(KVWriter, SeqWriter):
         self._render = TableRenderer()
         self.path = require_dir(log_dir, self.name) / filename
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._out = UndoableAppends(self._fd, self.path)
 
     def _write_text(self, text: str) -> StagedRow:
-        return append_undoable(self._fd, text.encode("utf-8", "backslashreplace"), self.path)
+        return self._out.append(text.encode("utf-8", "backslashreplace"))
 
     def stage(self, kvs: Mapping[str, Any], step: int) -> StagedRow:
         self._check_open()
