@@ -5,8 +5,9 @@ Random kill times rarely land in a window a few microseconds wide; a fault point
 n-th time) and the operation ends there with ``os._exit`` (no cleanup, no ``finally``),
 exactly as a SIGKILL would. Unset, a fault point costs one dictionary lookup.
 
-Points, in the order an operation reaches them: ``journal-written``, ``staged`` (a copy
-sits under its temporary name, or a purged folder under its to-be-deleted name),
+Points, in the order an operation reaches them: ``journal-written``, ``file-copied`` (after
+each file a copy writes under its partial name), ``staged`` (a copy sits complete under its
+partial name, or a purged folder under its to-be-deleted name),
 ``step-done`` (after each data type), ``run-done`` (after each run, ``run.json``
 rewritten), ``before-journal-removed``.
 """
@@ -18,7 +19,7 @@ from typing import Dict
 FAULT_ENV = "RLA_OPS_FAULT"
 #: Exit status of a process stopped at a fault point.
 FAULT_STATUS = 86
-POINTS = ("journal-written", "staged", "step-done", "run-done", "before-journal-removed")
+POINTS = ("journal-written", "file-copied", "staged", "step-done", "run-done", "before-journal-removed")
 
 
 class FaultCounter:

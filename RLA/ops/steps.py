@@ -60,6 +60,11 @@ def _rename(src: Path, dst: Path) -> None:
         fsync_dir(src.parent)
 
 
+def _copy_file(src: Path, dst: Path) -> None:
+    shutil.copy2(src, dst, follow_symlinks=False)
+    fault_point("file-copied")
+
+
 def _copy_into(src: Path, dst: Path, op_id: str) -> None:
     """Copy ``src`` to ``dst`` through the partial name (a kill leaves no half ``dst``)."""
     part = staged(dst, op_id, PART)
@@ -67,9 +72,9 @@ def _copy_into(src: Path, dst: Path, op_id: str) -> None:
         remove(part)
     dst.parent.mkdir(parents=True, exist_ok=True)
     if src.is_dir() and not src.is_symlink():
-        shutil.copytree(src, part, symlinks=True)
+        shutil.copytree(src, part, symlinks=True, copy_function=_copy_file)
     else:
-        shutil.copy2(src, part, follow_symlinks=False)
+        _copy_file(src, part)
     fault_point("staged")
     _rename(part, dst)
 

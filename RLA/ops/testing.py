@@ -99,6 +99,7 @@ class Outcome:
     leftovers: int = 0    # pending journals, partial copies, to-be-deleted folders
     mixed: int = 0        # 1 when some runs were done and others not (all-or-none broken)
     done: int = 0         # runs that ended where the operation sends them
+    interrupted: bool = False  # the stop left a pending journal (it hit the operation itself)
     notes: List[str] = field(default_factory=list)
 
     @property
@@ -256,8 +257,11 @@ def kill_trial(template: Path, work: Path, op: str, delay: float, how: str) -> O
     except ProcessLookupError:
         pass
     wait(pid)
+    interrupted = bool(_leftovers(root))
     repair(root, op, how)
-    return evaluate(op, root, before)
+    outcome = evaluate(op, root, before)
+    outcome.interrupted = interrupted
+    return outcome
 
 
 def fault_trial(template: Path, work: Path, op: str, fault: str, how: str) -> Tuple[Outcome, int]:

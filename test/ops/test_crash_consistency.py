@@ -22,15 +22,16 @@ RUNS = testing.DEFAULT_RUNS
 STEPS = RUNS * 6
 #: Every window of an operation: before and after the journal, mid data type, between
 #: data types and runs, before the journal goes away.
-FAULTS = ["journal-written", "staged:1", "staged:5", "step-done:1", "step-done:4", f"step-done:{STEPS // 2}",
+FAULTS = ["journal-written", "file-copied:2", "file-copied:9", "staged:1", "staged:5", "step-done:1",
+          "step-done:4", f"step-done:{STEPS // 2}",
           f"step-done:{STEPS - 1}", "run-done:1", f"run-done:{RUNS - 1}", "before-journal-removed"]
-#: Fault points an operation reaches (renames within one filesystem stage nothing).
-REACHED = {"move": ("staged",), "purge": (), "copy": ()}
+#: Fault points an operation never reaches (renames within one filesystem copy nothing).
+UNREACHED = {"move": ("staged", "file-copied"), "purge": ("file-copied",), "copy": ()}
 KILLS = 20
 
 
 def _reached(op: str, fault: str) -> bool:
-    return fault.split(":")[0] not in REACHED[testing.OPS[op][1]]
+    return fault.split(":")[0] not in UNREACHED[testing.OPS[op][1]]
 
 
 @pytest.mark.timeout(240)
@@ -72,7 +73,8 @@ def test_moves_across_filesystems_survive_a_stop_at_every_point(op, template, wo
     """A data-type folder linked to another disk: rename fails with EXDEV, the move copies
     through the partial name and removes the source through the to-be-deleted name."""
     monkeypatch.setattr(steps, "_rename", _cross_device(steps._rename))
-    for i, fault in enumerate(["staged:1", "staged:3", "step-done:2", "step-done:7", "run-done:2"]):
+    for i, fault in enumerate(["file-copied:4", "staged:1", "staged:3", "step-done:2", "step-done:7",
+                               "run-done:2"]):
         outcome, status = testing.fault_trial(template, work, op, fault, "fsck" if i % 2 else "rerun")
         assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == FAULT_STATUS, (fault, status)
         assert not outcome.bad and outcome.done == RUNS, (fault, outcome.notes)

@@ -188,3 +188,13 @@ def test_a_linked_journal_folder_is_refused(db, tmp_path, capsys):
     assert main(["archive", "--task", "demo", "--yes", "--data-root", str(db)]) != 0
     assert "is a symbolic link" in capsys.readouterr().err
     assert snapshot(outside) == {"keep.txt": 9} and snapshot(db) == before
+
+
+@pytest.mark.timeout(60)
+def test_listing_a_linked_task_folder_is_refused(db, tmp_path, capsys):
+    """Even reading: `--task other` does not walk into a task folder linked outside."""
+    outside = _outside(tmp_path)
+    os.rename(db / "log" / "other", outside / "other")
+    (db / "log" / "other").symlink_to(outside / "other")
+    assert main(["list", "--task", "other", "--data-root", str(db)]) != 0
+    assert "is a symbolic link" in capsys.readouterr().err
