@@ -62,6 +62,15 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
+def kind_of(path: PathLike) -> str:
+    """What is at ``path`` (``a FIFO``, ``a directory`` ..., ``a regular file``, ``nothing``), by ``stat``."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return "nothing"
+    return "a regular file" if stat.S_ISREG(mode) else _kind(mode)
+
+
 def _open_error(path: PathLike, exc: OSError) -> UnreadableFileError:
     if exc.errno == errno.ELOOP or (exc.errno == errno.EMLINK and os.path.islink(path)):
         return UnreadableFileError(path, "a symbolic link (links are not followed)")

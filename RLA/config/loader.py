@@ -20,21 +20,35 @@ _FRAMEWORKS = ("torch", "tensorflow", "none")
 
 
 def read_yaml(path: Union[str, os.PathLike]) -> Any:
-    """Parse a YAML file safely.
+    """Parse a YAML file safely: a regular UTF-8 text file of at most
+    :data:`~RLA.config.bounded_yaml.MAX_CONFIG_BYTES`, nested at most
+    :data:`~RLA.config.bounded_yaml.MAX_DEPTH` levels, without alias bombs or huge integers.
 
     Raises:
-        ConfigError: missing file or malformed YAML.
+        ConfigError: missing, binary, oversized, too deep or malformed file, naming it.
     """
     import yaml
+
+    from RLA.config.bounded_yaml import MAX_CONFIG_BYTES, RefusedYAML, load_bounded
+    from RLA.safe_read import UnreadableFileError, kind_of, read_text
 
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"Config file {path} not found", expected="an existing rla_config.yaml",
-                          found="no such file" if not path.exists() else "a directory",
+                          found="no such file" if not path.exists() else f"not a regular file ({kind_of(path)})",
                           fix="create one with `rla init` or pass the right path to exp_manager.configure")
     try:
-        with open(path, "r", encoding="utf-8") as handle:
-            return yaml.safe_load(handle)
+        text = read_text(path.resolve(), MAX_CONFIG_BYTES)  # a linked config is fine: its target is read
+    except (UnreadableFileError, FileNotFoundError) as exc:
+        reason = getattr(exc, "reason", "no such file")
+        raise ConfigError(f"{path}: cannot be read as a config", expected=f"a UTF-8 YAML text file of at most "
+                          f"{MAX_CONFIG_BYTES} bytes", found=reason, fix="point to your rla_config.yaml "
+                          "(`rla init` writes one)") from None
+    try:
+        return load_bounded(text)
+    except RefusedYAML as exc:
+        raise ConfigError(f"{path}: {exc.problem}{exc.where}", expected=exc.expected, found=exc.found,
+                          fix=exc.fix) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
