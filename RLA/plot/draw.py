@@ -10,6 +10,21 @@ PRETTY_COLORS = ["orangered", "royalblue", "forestgreen", "orange", "deeppink", 
                  "purple", "saddlebrown", "gray", "olive"]
 
 
+def safe_label(text: str) -> str:
+    """``text`` as matplotlib can draw it: a legend built from a run's values may hold ``$``
+    pairs that are not valid mathtext (``$\\frac{$``), which would fail the whole figure at
+    save time. Valid mathtext (``$\\alpha$=0.1``) is kept; otherwise the ``$`` are escaped."""
+    if text.replace("\\$", "").count("$") < 2:
+        return text
+    from matplotlib.mathtext import MathTextParser
+
+    try:
+        MathTextParser("path").parse(text)
+    except Exception:  # noqa: BLE001 - pyparsing and ValueError variants: fall back to plain text
+        return text.replace("\\$", "$").replace("$", "\\$")
+    return text
+
+
 def tile(n: int, tiling: str = "symmetric") -> Tuple[int, int]:
     """Rows and columns for ``n`` subplots."""
     if tiling == "vertical":
@@ -48,7 +63,7 @@ def draw(panels: Sequence[Dict[str, Any]], xlabel: str, ylabels: Sequence[str], 
         ax = fig.add_subplot(rows, cols, i + 1)
         for j, curve in enumerate(panel["curves"]):
             color = palette[curve.get("color_index", j) % len(palette)]
-            label = f"{curve['legend']} ({curve['n']})" if show_number else curve["legend"]
+            label = safe_label(f"{curve['legend']} ({curve['n']})" if show_number else curve["legend"])
             marker = markers[curve.get("color_index", j) % len(markers)] if markers else None
             line, = ax.plot(curve["x"], curve["center"], color=color, lw=2.2 if pretty else 1.6, label=label,
                             marker=marker, markevery=max(1, len(curve["x"]) // 10) if marker else None)
