@@ -280,8 +280,8 @@ class ReplayBuffer:
 
     def _raise_pending(self) -> None:
         pending, self._pending = self._pending, None
-        if pending is not None:
-            pending.wait()
+        if pending is not None:  # an error already raised by its wait() is not raised twice
+            pending.drain()
 
     # ----------------------------------------------------------------- lifecycle
     def _check_open(self) -> None:

@@ -20,3 +20,27 @@ def libc_function(name: str, argtypes: Optional[Tuple[Any, ...]] = None) -> Opti
     if argtypes is not None:
         fn.argtypes = list(argtypes)
     return fn
+
+
+AT_FDCWD = -100
+RENAME_EXCHANGE = 2
+
+
+def rename_exchange(a: Any, b: Any) -> bool:
+    """Swap the paths ``a`` and ``b`` in one atomic step (``renameat2(RENAME_EXCHANGE)``).
+
+    Returns False, having changed nothing, where the kernel, C library or file system lacks
+    it; other failures raise OSError.
+    """
+    import errno
+    import os
+    fn = libc_function("renameat2", (ctypes.c_int, ctypes.c_char_p, ctypes.c_int,
+                                     ctypes.c_char_p, ctypes.c_uint))
+    if fn is None:
+        return False
+    if fn(AT_FDCWD, os.fsencode(a), AT_FDCWD, os.fsencode(b), RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err), os.fspath(a))

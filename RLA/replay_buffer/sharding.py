@@ -8,6 +8,7 @@ keeps every priority to the bit and keeps episode ids (globally unique) unchange
 """
 from __future__ import annotations
 
+import shutil
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
@@ -260,6 +261,7 @@ def reshard_snapshot(src: Any, dst: Any, world_size: int, capacity: Optional[int
     """
     from RLA.replay_buffer.buffer import ReplayBuffer
     from RLA.replay_buffer.snapshot.commit import Committer
+    from RLA.replay_buffer.snapshot.staging import release
     from RLA.replay_buffer.snapshot.save import next_seq, publish
     from RLA.replay_buffer.snapshot.shard_io import capture, live_source, write_shard
     store, snap_dir, manifest = fmt.resolve(src, snapshot)
@@ -281,22 +283,27 @@ def reshard_snapshot(src: Any, dst: Any, world_size: int, capacity: Optional[int
     seq = next_seq(dst)
     snap_id = snapshot_id or f"snap-{seq:08d}"
     staging = Committer().staging(dst, snap_id)
-    report = None
-    for r in range(world_size):
-        buf = ReplayBuffer(cap, schema, sampler=first["sampler"]["kind"],
-                           sampler_options=first["sampler"]["params"], num_envs=envs,
-                           seed=first.get("seed"), rank=r, world_size=world_size)
-        with buf:
-            out = load_resharded(buf, store, snap_dir, shards, r, world_size, policy)
-            report = out["report"]
-            with buf.lock:
-                c = capture(buf, dst, r, world_size, incremental=False,
-                            dedup=first.get("dedup"))
-                with live_source(buf, c.header["segment_fields"]) as source:
-                    write_shard(c, staging, buf.session, source)
     provenance = {"operation": operation, "source": str(snap_dir.resolve()),
                   "source_snapshot_id": manifest.get("snapshot_id"),
-                  "source_world_size": int(manifest["world_size"]), "world_size": world_size,
-                  "report": report}
-    target = publish(dst, staging, snap_id, seq, world_size, provenance=provenance)
+                  "source_world_size": int(manifest["world_size"]), "world_size": world_size}
+    try:
+        for r in range(world_size):
+            buf = ReplayBuffer(cap, schema, sampler=first["sampler"]["kind"],
+                               sampler_options=first["sampler"]["params"], num_envs=envs,
+                               seed=first.get("seed"), rank=r, world_size=world_size)
+            with buf:
+                out = load_resharded(buf, store, snap_dir, shards, r, world_size, policy)
+                provenance["report"] = out["report"]
+                with buf.lock:
+                    c = capture(buf, dst, r, world_size, incremental=False,
+                                dedup=first.get("dedup"))
+                    with live_source(buf, c.header["segment_fields"]) as source:
+                        write_shard(c, staging, buf.session, source)
+        target = publish(dst, staging, snap_id, seq, world_size, provenance=provenance)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    finally:
+        release(staging)
+    report = provenance["report"]
     return {"snapshot": str(target), "report": report, "capacity": cap}

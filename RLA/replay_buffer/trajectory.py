@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import queue
+import shutil
 import threading
 import uuid
 from collections import OrderedDict
@@ -28,7 +29,8 @@ from RLA.replay_buffer.snapshot import file_io as fio
 from RLA.replay_buffer.snapshot import format as fmt
 from RLA.replay_buffer.snapshot import validate
 from RLA.replay_buffer.snapshot.commit import Committer
-from RLA.replay_buffer.snapshot.save import next_seq, publish
+from RLA.replay_buffer.snapshot import staging as staging_mod
+from RLA.replay_buffer.snapshot.save import as_disk_full, next_seq, publish
 from RLA.replay_buffer.snapshot.shard_io import store_key
 
 KIND = "TrajectoryReplayBuffer"
@@ -236,10 +238,39 @@ class TrajectoryReplayBuffer:
                                     fix="pass another snapshot_id or overwrite=True")
         staging = Committer().staging(store, snap_id)
         key = store_key(store, self.rank)
-        known = self._persisted.get(key, {})
+        written: List[Path] = []
+        try:
+            records, entries = self._write_segments(store, self._persisted.get(key, {}), written)
+            shard = {"kind": KIND, "rank": self.rank, "world_size": 1, "trajectories": entries,
+                     "next_counter": self.next_counter, "rng": self.rng.bit_generator.state,
+                     "seed": self.seed, "return_torch": self.return_torch,
+                     "episode_report": {"complete": {"episodes": len(entries),
+                                                     "steps": sum(e["length"] for e in entries)}}}
+            atomic_write_json(staging / fmt.shard_file(0), shard)
+            target = publish(store, staging, snap_id, seq, 1, kind=KIND, overwrite=overwrite)
+        except BaseException as exc:
+            shutil.rmtree(staging, ignore_errors=True)
+            for path in written:  # new files no snapshot references
+                path.unlink(missing_ok=True)
+            error = as_disk_full(exc, store)
+            if error is exc:
+                raise
+            raise error from exc
+        finally:
+            staging_mod.release(staging)
+        self._persisted[key] = records
+        apply_keep_last(store, keep_last, protect=snap_id)
+        collect_garbage(store, self.rank, {r["file"] for r in records.values()})
+        return target
+
+    def _write_segments(self, store: Path, known: Dict[int, Dict[str, Any]],
+                        written: List[Path]) -> Any:
+        """Write (or reuse) one segment per indexed trajectory; returns ``(records by id,
+        index entries with their segment)``; ``written`` collects the new files."""
         seg_rel = fmt.segment_dir(self.rank)
         (store / seg_rel).mkdir(parents=True, exist_ok=True)
-        records, written = {}, []
+        token = uuid.uuid4().hex[:6]  # never rewrite a file an earlier snapshot may list
+        records = {}
         with self._lock:
             entries = [dict(e) for e in self.index]
         for entry in entries:
@@ -247,9 +278,7 @@ class TrajectoryReplayBuffer:
             if rec is None or not (store / rec["file"]).exists():
                 data = self._trajectory(entry)
                 names = sorted(data)
-                rel = f"{seg_rel}/traj-{entry['id']}-{entry['uuid'][:8]}.seg"
-                if (store / rel).exists():
-                    (store / rel).unlink()
+                rel = f"{seg_rel}/traj-{entry['id']}-{entry['uuid'][:8]}-{token}.seg"
                 nbytes, crc = fio.write_views(store / rel, [fio.as_bytes_view(data[n])
                                                             for n in names])
                 written.append(store / rel)
@@ -259,17 +288,7 @@ class TrajectoryReplayBuffer:
             records[entry["id"]] = rec
             entry["segment"] = rec
         fio.fsync_paths(written)
-        shard = {"kind": KIND, "rank": self.rank, "world_size": 1, "trajectories": entries,
-                 "next_counter": self.next_counter, "rng": self.rng.bit_generator.state,
-                 "seed": self.seed, "return_torch": self.return_torch,
-                 "episode_report": {"complete": {"episodes": len(entries),
-                                                 "steps": sum(e["length"] for e in entries)}}}
-        atomic_write_json(staging / fmt.shard_file(0), shard)
-        target = publish(store, staging, snap_id, seq, 1, kind=KIND, overwrite=overwrite)
-        self._persisted[key] = records
-        apply_keep_last(store, keep_last, protect=snap_id)
-        collect_garbage(store, self.rank, {r["file"] for r in records.values()})
-        return target
+        return records, entries
 
     def load_checkpoint(self, load_path: Any, is_distributed: bool = False, local_rank: int = 0,
                         world_size: int = 1) -> Dict[str, Any]:

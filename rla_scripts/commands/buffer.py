@@ -117,7 +117,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     add_data_root(p)
     p.set_defaults(func=_inspect)
-    p = sub.add_parser("verify", help="re-hash every file; non-zero exit on any mismatch")
+    p = sub.add_parser("verify", help="check the manifests as a load does, then re-hash every "
+                                      "file; non-zero exit on any problem")
     p.add_argument("path", help="snapshot store or snapshot directory, or a run (index or unique prefix)")
     p.add_argument("--snapshot")
     add_data_root(p)

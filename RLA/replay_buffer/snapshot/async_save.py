@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Set
 import numpy as np
 
 from RLA.errors import ReplayBufferError
+from RLA.replay_buffer.snapshot import staging as staging_mod
 from RLA.replay_buffer.snapshot.save import prepare, run_save
 from RLA.replay_buffer.snapshot.shard_io import capture
 
@@ -112,6 +113,7 @@ def start_async_save(buf: "ReplayBuffer", path: Any, incremental: bool = True,
         except BaseException:
             import shutil
             shutil.rmtree(staging, ignore_errors=True)
+            staging_mod.release(staging)
             raise
         cow = _CowState(buf, cap.todo, cap.header["segment_fields"])
         buf.cow_hook = cow.guard

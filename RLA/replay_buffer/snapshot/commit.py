@@ -17,6 +17,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from RLA.errors import ReplayBufferError
 from RLA.fs import atomic_write_text
 from RLA.replay_buffer.snapshot import format as fmt
+from RLA.replay_buffer.snapshot import staging
 
 
 class Committer:
@@ -30,8 +31,10 @@ class Committer:
         return self.rank == 0
 
     def staging(self, store: Path, snap_id: str) -> Path:
+        """Create and claim the staging folder of this save (see staging.py)."""
         path = store / f"{fmt.STAGING_PREFIX}{snap_id}-{uuid.uuid4().hex[:8]}"
         path.mkdir(parents=True)
+        staging.claim(path)
         return path
 
     def agree(self, value: Any) -> None:
@@ -85,6 +88,7 @@ class TorchCommitter(Committer):
         self.dist.broadcast_object_list(token, src=0, group=self.group)
         path = store / f"{fmt.STAGING_PREFIX}{snap_id}-{token[0]}"
         path.mkdir(parents=True, exist_ok=True)
+        staging.claim(path)
         return path
 
     def agree(self, value: Any) -> None:
@@ -123,6 +127,7 @@ class FileBarrierCommitter(Committer):
     def staging(self, store: Path, snap_id: str) -> Path:
         path = store / f"{fmt.STAGING_PREFIX}{snap_id}-barrier"
         path.mkdir(parents=True, exist_ok=True)
+        staging.claim(path)
         return path
 
     def _wait(self, what: str, ready: Any) -> Any:

@@ -114,6 +114,14 @@ def write_views(path: Path, views: Sequence[memoryview], exclusive: bool = True,
             consume(pending, n)
         if writeback and total:
             start_writeback(fd)
+    except BaseException as exc:
+        if isinstance(exc, OSError) and exc.filename is None:
+            exc.filename = os.fspath(path)  # writev does not name the file (a full disk)
+        try:
+            os.unlink(path)  # a part-written file is never left behind (new or truncated)
+        except OSError:
+            pass
+        raise
     finally:
         os.close(fd)
         crc = crc_future.result() if crc_future is not None else None

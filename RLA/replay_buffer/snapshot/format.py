@@ -31,6 +31,10 @@ FORMAT_VERSION = 3
 MANIFEST = "MANIFEST.json"
 SEGMENTS = "segments"
 STAGING_PREFIX = ".staging-"
+#: A snapshot an overwrite moved aside (put back by the next save if the new one is missing).
+REPLACED_PREFIX = ".replaced-"
+#: A folder renamed away to be deleted (no longer a snapshot).
+DELETING_PREFIX = ".deleting-"
 #: Field chunks of at least this many bytes start, in a format 2 segment file, at an offset
 #: congruent to their destination in a page-aligned array (mod ALIGN_TO), so a cold load can
 #: read them in place with O_DIRECT (see direct_read.py).

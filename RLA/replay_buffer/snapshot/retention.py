@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import time
 import uuid
 import warnings
 from pathlib import Path
@@ -13,10 +12,9 @@ from typing import List, Optional, Set
 from RLA.errors import CorruptSnapshotError, ReplayBufferError
 from RLA.fs import fsync_dir
 from RLA.replay_buffer.snapshot import format as fmt
+from RLA.replay_buffer.snapshot import staging
 from RLA.replay_buffer.snapshot import validate
 
-#: Staging directories older than this are leftovers of crashed saves.
-STAGING_TTL = 3600.0
 
 
 def apply_keep_last(store: Path, keep_last: Optional[int], protect: str) -> List[str]:
@@ -40,7 +38,7 @@ def apply_keep_last(store: Path, keep_last: Optional[int], protect: str) -> List
     doomed = [s for s in snaps[:oldest_kept] if s[2] != protect]
     deleted = []
     for _, _, snap_id, path in doomed:
-        trash = store / f".deleting-{snap_id}-{uuid.uuid4().hex[:6]}"
+        trash = store / f"{fmt.DELETING_PREFIX}{snap_id}-{uuid.uuid4().hex[:6]}"
         os.rename(path, trash)  # disappears atomically, then the slow delete
         shutil.rmtree(trash, ignore_errors=True)
         deleted.append(snap_id)
@@ -123,12 +121,26 @@ def collect_garbage(store: Path, rank: int, keep: Set[str]) -> int:
                 except OSError:
                     pass
     if rank == 0:
-        now = time.time()
-        for entry in store.iterdir():
-            if entry.name.startswith((fmt.STAGING_PREFIX, ".deleting-")):
-                try:
-                    if now - entry.stat().st_mtime > STAGING_TTL:
-                        shutil.rmtree(entry, ignore_errors=True)
-                except OSError:
-                    pass
+        clean_leftovers(store)
     return removed
+
+
+def clean_leftovers(store: Path) -> None:
+    """Remove what killed saves left: abandoned staging folders (staging.sweep), folders
+    renamed away for deletion, and put back a snapshot an interrupted overwrite moved aside
+    (``.replaced-<id>-*`` while ``<id>`` is missing), else delete it."""
+    staging.sweep(store, fmt.STAGING_PREFIX)
+    for entry in sorted(store.iterdir()):
+        if entry.name.startswith(fmt.DELETING_PREFIX):
+            shutil.rmtree(entry, ignore_errors=True)
+        elif entry.name.startswith(fmt.REPLACED_PREFIX):
+            snap_id = entry.name[len(fmt.REPLACED_PREFIX):].rsplit("-", 1)[0]
+            target = store / snap_id
+            try:
+                if not os.path.lexists(target):
+                    os.rename(entry, target)
+                    fsync_dir(store)
+                else:
+                    shutil.rmtree(entry, ignore_errors=True)
+            except OSError:
+                pass

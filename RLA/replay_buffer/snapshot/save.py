@@ -1,19 +1,25 @@
 """Save a ReplayBuffer shard and publish the snapshot atomically (sync path)."""
 from __future__ import annotations
 
+import contextlib
+import json
 import logging
 import os
 import shutil
 import time
 import uuid
+import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, Optional
 
-from RLA.errors import ReplayBufferError
-from RLA.fs import atomic_write_json, fsync_dir
+from RLA.errors import DiskFullError, ReplayBufferError
+from RLA.fs import DISK_FULL_ERRNOS, atomic_write_json, disk_full_error, fsync_dir
 from RLA.replay_buffer import episodes as ep_mod
+from RLA.replay_buffer.libc import rename_exchange
+from RLA.replay_buffer.snapshot import faults
 from RLA.replay_buffer.snapshot import file_io as fio
 from RLA.replay_buffer.snapshot import format as fmt
+from RLA.replay_buffer.snapshot import staging as staging_mod
 from RLA.replay_buffer.snapshot.commit import Committer, make_committer
 from RLA.replay_buffer.snapshot.retention import apply_keep_last, collect_garbage
 from RLA.replay_buffer.snapshot.shard_io import (Capture, ChunkSource, capture, live_source,
@@ -34,9 +40,14 @@ def next_seq(store: Path) -> int:
 def publish(store: Path, staging: Path, snap_id: str, seq: int, world_size: int,
             kind: str = "ReplayBuffer", provenance: Optional[Dict[str, Any]] = None,
             overwrite: bool = False, durable: bool = True) -> Path:
-    """Write MANIFEST.json (listing every shard with size and CRC) and rename into place."""
-    import json
-    import zlib
+    """Write MANIFEST.json (listing every shard with size and CRC) and rename into place.
+
+    Readers see the previous snapshot until the rename and the whole new one after it. An
+    ``overwrite`` swaps the two folders in one step where the system can (RENAME_EXCHANGE);
+    elsewhere the old one is moved to ``.replaced-<id>-*`` first, which the next save puts
+    back if a crash left no ``<id>``. Fault points (faults.py) mark each step.
+    """
+    faults.point("replay.publish:staging-written")
     shards, contents = [], []
     for rank in range(world_size):
         path = staging / fmt.shard_file(rank)
@@ -52,31 +63,76 @@ def publish(store: Path, staging: Path, snap_id: str, seq: int, world_size: int,
                 "provenance": provenance}
     atomic_write_json(staging / fmt.MANIFEST, manifest, durable=durable)
     fsync_dir(staging)
+    faults.point("replay.publish:manifest-written")
     target = store / snap_id
+    if target.exists() and not overwrite:
+        raise ReplayBufferError(f"Snapshot {target} already exists",
+                                expected="a new snapshot id", found="an existing snapshot",
+                                fix="pass another snapshot_id or overwrite=True")
+    faults.point("replay.publish:before-rename")
     old = None
-    if target.exists():
-        if not overwrite:
-            raise ReplayBufferError(f"Snapshot {target} already exists",
-                                    expected="a new snapshot id", found="an existing snapshot",
-                                    fix="pass another snapshot_id or overwrite=True")
-        old = store / f".deleting-{snap_id}-{uuid.uuid4().hex[:6]}"
-        os.rename(target, old)
-    os.rename(staging, target)
+    if target.exists() and rename_exchange(staging, target):
+        old = staging  # now holds the replaced snapshot
+    else:
+        if target.exists():
+            old = store / f"{fmt.REPLACED_PREFIX}{snap_id}-{uuid.uuid4().hex[:6]}"
+            os.rename(target, old)
+        os.rename(staging, target)
+    faults.point("replay.publish:renamed")
     fsync_dir(store)
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
     return target
 
 
+def as_disk_full(exc: BaseException, store: Path) -> BaseException:
+    """``exc`` as a :class:`DiskFullError` naming the file (or the store) and the free space
+    when it is ENOSPC/EDQUOT; any other error unchanged."""
+    if isinstance(exc, OSError) and not isinstance(exc, DiskFullError) and \
+            exc.errno in DISK_FULL_ERRNOS:
+        error = disk_full_error(exc.filename or store, exc)
+        error.__cause__ = exc
+        return error
+    return exc
+
+
+def discard(cap: Capture, staging: Path) -> None:
+    """Remove what a failed save wrote: its staging folder and its new segments (no
+    snapshot references them; on a full disk this gives the space back at once)."""
+    shutil.rmtree(staging, ignore_errors=True)
+    for rec in cap.written.values():
+        with contextlib.suppress(OSError):
+            os.unlink(cap.store / rec["file"])
+
+
 def run_save(buf: "ReplayBuffer", cap: Capture, comm: Committer, staging: Path, snap_id: str,
              seq: int, source: ChunkSource, keep_last: Optional[int], durable: bool,
              overwrite: bool, provenance: Optional[Dict[str, Any]]) -> Path:
     """Phases 1 and 2 for this rank, then retention and segment GC."""
+    try:
+        published = commit_shard(cap, comm, staging, snap_id, seq, source, keep_last, durable,
+                                 overwrite, provenance, buf.session)
+    finally:
+        staging_mod.release(staging)
+    key = store_key(cap.store, cap.rank)
+    buf.persisted[key] = {**cap.reuse, **cap.written}
+    collect_garbage(cap.store, cap.rank, {r["file"] for r in buf.persisted[key].values()})
+    log.info("replay snapshot %s rank %d: %d new segment(s), %d reused; %s", published,
+             cap.rank, len(cap.written), len(cap.reuse),
+             ep_mod.describe_report(cap.header["episode_report"]))
+    return published
+
+
+def commit_shard(cap: Capture, comm: Committer, staging: Path, snap_id: str, seq: int,
+                 source: ChunkSource, keep_last: Optional[int], durable: bool, overwrite: bool,
+                 provenance: Optional[Dict[str, Any]], session: str) -> Path:
+    """Write this rank's shard, then publish if every rank succeeded; a full disk is a
+    :class:`DiskFullError`, and a failed save leaves nothing behind."""
     error: Optional[BaseException] = None
     try:
-        write_shard(cap, staging, buf.session, source, durable=durable)
+        write_shard(cap, staging, session, source, durable=durable)
     except BaseException as exc:  # noqa: BLE001 - reported to every rank, re-raised below
-        error = exc
+        error = as_disk_full(exc, cap.store)
     statuses = comm.gather(error is None, repr(error) if error else "", staging)
     published, why = False, ""
     if comm.is_coordinator:
@@ -91,22 +147,15 @@ def run_save(buf: "ReplayBuffer", cap: Capture, comm: Committer, staging: Path, 
                 apply_keep_last(cap.store, keep_last, protect=snap_id)
             except BaseException as exc:  # noqa: BLE001
                 why = repr(exc)
-                error = error or exc
-        if not published:
-            shutil.rmtree(staging, ignore_errors=True)
+                error = error or as_disk_full(exc, cap.store)
     published, why = comm.outcome(published, why, cap.store, snap_id)
     if not published:
+        discard(cap, staging)
         if error is not None:
             raise error
         raise ReplayBufferError("The snapshot was not published", expected="every rank to "
                                 "write its shard", found=why, fix="fix the failing rank and save "
                                 "again; the previous snapshot is intact")
-    key = store_key(cap.store, cap.rank)
-    buf.persisted[key] = {**cap.reuse, **cap.written}
-    collect_garbage(cap.store, cap.rank, {r["file"] for r in buf.persisted[key].values()})
-    log.info("replay snapshot %s rank %d: %d new segment(s), %d reused; %s", cap.store / snap_id,
-             cap.rank, len(cap.written), len(cap.reuse),
-             ep_mod.describe_report(cap.header["episode_report"]))
     return cap.store / snap_id
 
 
@@ -174,6 +223,7 @@ def save_buffer(buf: "ReplayBuffer", path: Any, incremental: bool = True,
             cap = capture(buf, store, rank, world_size, incremental, dedup)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
+            staging_mod.release(staging)
             raise
         with live_source(buf, cap.header["segment_fields"]) as source:
             return run_save(buf, cap, comm, staging, snap_id, seq, source, keep_last, durable,

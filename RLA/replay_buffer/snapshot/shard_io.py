@@ -19,6 +19,7 @@ from RLA.fs import atomic_write_json
 from RLA.replay_buffer import episodes as ep_mod
 from RLA.replay_buffer import ted
 from RLA.replay_buffer.schema import FieldSpec, Schema, dtype_from_json, dtype_to_json
+from RLA.replay_buffer.snapshot import faults
 from RLA.replay_buffer.snapshot import file_io as fio
 from RLA.replay_buffer.snapshot import format as fmt
 from RLA.replay_buffer.snapshot.segment_layout import (chunk_layout, field_offsets, narrowed,
@@ -158,6 +159,7 @@ def write_shard(cap: Capture, staging: Path, session: str, source: ChunkSource,
     seg_rel = fmt.segment_dir(cap.rank)
     (cap.store / seg_rel).mkdir(parents=True, exist_ok=True)
     check_free_space(cap)
+    faults.point("replay.save:space-checked")
     to_sync: List[Path] = []
     # Two helper threads: the checksum of a segment is computed while this thread writes it,
     # and at the end the fsyncs run concurrently. Each segment's writeback starts as soon as
