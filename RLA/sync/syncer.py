@@ -290,7 +290,13 @@ class RunSyncer:
     def _pull_one(self, transport: Transport, run: RunLayout, report: SyncReport, dry_run: bool) -> None:
         """Plan and (unless ``dry_run``) download one remote run; unsafe files are skipped."""
         local = run.moved(data_root=self.data_root)
-        refuse = self._refuser("pull", run)
+        warn = self._refuser("pull", run)
+        skipped: List[str] = []
+
+        def refuse(key: str, why: str) -> None:
+            skipped.append(key)
+            warn(key, why)
+
         there = remote_files(transport, run, self.data_types, refuse=refuse)
         steps = plan_pull(there, local_files(local, self.data_types))
         if steps:
@@ -300,7 +306,7 @@ class RunSyncer:
             result = pull_run(transport, run, local, there, steps, self.max_file_size, refuse=refuse)
             report.files_received += len(result.received)
             report.files_fetched += len(result.fetched)
-            report.files_skipped += len(result.skipped)
+        report.files_skipped += len(skipped)  # listed and refused, or given up while downloading
 
     # ------------------------------------------------------------------- retries
     def _with_retries(self, work: Callable[[Transport], None], report: SyncReport, counter: str) -> None:

@@ -197,3 +197,31 @@ def test_a_hostile_task_argument_is_refused(box, task) -> None:
     remote = settings(file_transfer_protocol="local", remote_data_root=str(box["server"] / "db"))
     with pytest.raises(UnsafePathError):
         RunSyncer(remote, box["data"]).pull(task=task)
+
+
+def test_real_sshd_with_links_control_characters_and_a_huge_file(sshd, box) -> None:
+    """What a real file system can hold, served by OpenSSH: links out, odd names, a sparse 64 MiB file."""
+    from sync_helpers import sftp_settings
+
+    db = box["server"] / "db"
+    run_dir = db / "log" / TASK / "2026/03/04" / RUN_NAMES[0]
+    secret = box["box"] / "secret.txt"
+    secret.write_bytes(b"owned secret\n")
+    os.symlink(secret, run_dir / "stolen.txt")
+    os.symlink("/etc", run_dir / "etc")
+    os.symlink(box["sentinel"], db / "log" / TASK / "2026/03/04" / "10-00-00-000012_&x=1")
+    (run_dir / "bad\nname.txt").write_bytes(b"owned\n")
+    (run_dir / "ctl\x1b.txt").write_bytes(b"owned\n")
+    wide = db / "log" / TASK / "\uff12\uff10\uff12\uff16" / "03" / "04" / RUN_NAMES[1]
+    wide.mkdir(parents=True)
+    (wide / "progress.csv").write_bytes(b"owned\n")
+    with open(run_dir / "huge.bin", "wb") as handle:
+        handle.truncate(ENDLESS)
+    warnings: List[str] = []
+    report = RunSyncer(sftp_settings(sshd, db, max_file_size="1M"), box["data"], warn=warnings.append).pull()
+    secret.unlink()
+    _nothing_escaped(box)
+    assert report.files_received == 8 and report.files_skipped == 5  # 2 links, 2 odd names, huge.bin
+    assert report.bytes_received < 1024 * 1024
+    for name in ("stolen.txt", "etc", "10-00-00-000012", "bad\\nname.txt", "ctl\\x1b.txt", "huge.bin"):
+        assert any(name in w for w in warnings), name

@@ -102,15 +102,17 @@ def test_pulled_files_are_never_wider_than_the_server_or_the_umask(target: Targe
     pushed = run.moved(data_root=target.root_on_disk)
     os.chmod(pushed.log_dir / "progress.csv", 0o600)
     os.chmod(pushed.code_dir / "train.py", 0o4755)
-    old = os.umask(0o077)
-    try:
-        RunSyncer(target.settings, tmp_path / "pulled").pull()
-    finally:
-        os.umask(old)
-    pulled = run.moved(data_root=tmp_path / "pulled")
-    assert _mode(pulled.log_dir / "progress.csv") == 0o600
-    assert _mode(pulled.log_dir / "log.txt") == 0o600          # 0644 there, umask 077 here
-    assert _mode(pulled.code_dir / "train.py") == 0o700        # no setuid, umask applied
+    for umask, expected in ((0o022, {"log/progress.csv": 0o600, "log/log.txt": 0o644, "code/train.py": 0o755}),
+                            (0o077, {"log/progress.csv": 0o600, "log/log.txt": 0o600, "code/train.py": 0o700})):
+        old = os.umask(umask)
+        try:
+            RunSyncer(target.settings, tmp_path / f"pulled{umask:o}").pull()
+        finally:
+            os.umask(old)
+        pulled = run.moved(data_root=tmp_path / f"pulled{umask:o}")
+        for key, mode in expected.items():  # never setuid; never wider than there, nor than the umask
+            data_type, _, inner = key.partition("/")
+            assert _mode(pulled.path(data_type) / inner) == mode, (umask, key)
 
 
 def test_a_fetched_tail_narrows_the_local_mode(target: Target, make_run, tmp_path: Path) -> None:
@@ -157,3 +159,23 @@ def test_a_password_over_ftp_warns_and_points_to_sftp(ftpd, sshd, tmp_path: Path
     with open_transport(sftp_settings(sshd, tmp_path), warn=quiet.append):
         pass
     assert not any("clear text" in w for w in quiet)
+
+
+def test_local_transport_primitives_refuse_links(tmp_path: Path) -> None:
+    """write and read at a link's path fail without touching or copying the target."""
+    import io
+
+    from RLA.sync.base import RemoteFileError
+    from RLA.sync.local import LocalTransport
+
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"original\n")
+    os.symlink(victim, tmp_path / "link")
+    transport = LocalTransport()
+    for offset, expect in ((0, None), (9, 9)):
+        with pytest.raises(RemoteFileError, match="symbolic link"):
+            transport.write(str(tmp_path / "link"), io.BytesIO(b"owned"), offset, 5, expect_size=expect)
+    with pytest.raises(RemoteFileError, match="symbolic link"):
+        transport.read(str(tmp_path / "link"), io.BytesIO(), 0)
+    assert victim.read_bytes() == b"original\n"
+    assert transport.stat(str(tmp_path / "link")).is_link
