@@ -260,6 +260,49 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
         self.print_log_dir()
         return layout
 
+    def reattach(self, layout: RunLayout, **fields: Any) -> RunLayout:
+        """Continue an existing run of this data root in this process, as the same run.
+
+        For a requeued job or a restored trial (see :mod:`RLA.integrations.same_run`, which
+        first cuts the run's logs to the restored step): ``run.json`` is read back and its
+        status becomes ``running`` again (with this process's pid and ``fields``), the custom
+        data of the resume state come back, and the logger appends to the run's files. The
+        hyper-parameters and tracked keys are the manager's current ones; nothing is copied.
+
+        Raises:
+            RunStateError: ``layout`` is not a run of the configured data root.
+            RunNotFoundError: the run has no ``run.json``.
+        """
+        from RLA.fs import read_json
+        from RLA.naming import index_time
+
+        self._require_configured()
+        if Path(layout.data_root).resolve() != self.data_root:
+            raise RunStateError("Cannot continue a run of another data root", expected=str(self.data_root),
+                                found=str(layout.data_root), fix="configure() the run's data root first")
+        if self._active():
+            self.finish()
+        info = ri.read_run_info(layout.run_info_file)
+        state = read_json(layout.archive_tester_file) if layout.archive_tester_file.is_file() else {}
+        self.layout, self.record_date = layout, index_time(layout.index)
+        self.custom_data = dict(state.get("custom_data") or {})
+        self.parent = info.get("parent")
+        self._finished = False
+        self._redaction = self._build_redaction()
+        facts = process_facts()
+        info.update(status=ri.RUNNING, end_time=None, exit_code=None, error=None, pid=facts["pid"],
+                    host=facts["host"], heartbeat=ri.now_iso(), hyper_params=_jsonable(self.hyper_param),
+                    tracked_keys=list(self.hyper_param_record), **fields)
+        with self._info_lock:
+            self.run_info = info
+            ri.write_run_info(layout.run_info_file, info, self.redaction)
+        self._configure_logger()
+        self.save_state()
+        assert self.config is not None
+        self._heartbeat = Heartbeat(self._beat, self.config.HEARTBEAT_INTERVAL)
+        exit_watcher.watch(self)
+        return layout
+
     def _write_initial_run_info(self, layout: RunLayout, when: _dt.datetime) -> None:
         assert self.config is not None
         facts = process_facts()
