@@ -10,6 +10,7 @@ import numpy as np
 from RLA.checkpoint import codec
 from RLA.checkpoint.base import CheckpointBackend
 from RLA.errors import BackendNotInstalledError
+from RLA.install_hints import torch_hint
 
 HEADER_KEY = "__rla_header__"
 
@@ -62,7 +63,7 @@ class NumpyBackend(CheckpointBackend):
             import torch
         except ImportError as exc:
             raise BackendNotInstalledError("This checkpoint holds torch tensors", expected="torch importable",
-                                           found=str(exc), fix="pip install torch to load it") from exc
+                                           found=str(exc), fix=torch_hint()) from exc
         dtype = getattr(torch, str(meta["dtype"]).replace("torch.", ""))
         tensor = torch.from_numpy(arr.copy())
         if tensor.dtype != dtype:

@@ -5,11 +5,12 @@ from typing import Dict, List, Optional
 
 from RLA.checkpoint.base import CheckpointBackend
 from RLA.errors import ConfigError
+from RLA.install_hints import torch_hint
 from RLA.registry import Registry
 
 #: Checkpoint backends by name; third parties add theirs via the ``rla.checkpoint_backends`` entry points.
 backends: "Registry[type]" = Registry("checkpoint backend", entry_point_group="rla.checkpoint_backends")
-backends.register("torch", "RLA.checkpoint.torch_backend:TorchBackend", install_hint="pip install torch")
+backends.register("torch", "RLA.checkpoint.torch_backend:TorchBackend", install_hint=torch_hint())
 backends.register("numpy", "RLA.checkpoint.numpy_backend:NumpyBackend")
 backends.register("tensorflow", "RLA.checkpoint.tensorflow_backend:TensorflowBackend",
                   install_hint="pip install tensorflow")

@@ -10,6 +10,7 @@ import numpy as np
 from RLA.checkpoint import codec
 from RLA.checkpoint.base import CheckpointBackend
 from RLA.errors import BackendNotInstalledError, CheckpointError
+from RLA.install_hints import torch_hint
 
 HEADER_KEY = "rla_header"
 
@@ -31,7 +32,7 @@ class TorchBackend(CheckpointBackend):
         except ImportError as exc:
             raise BackendNotInstalledError("The torch checkpoint backend needs PyTorch",
                                            expected="torch importable", found=str(exc),
-                                           fix="pip install torch, or set DL_FRAMEWORK: none (numpy backend)") from exc
+                                           fix=torch_hint("set DL_FRAMEWORK: none (numpy backend)")) from exc
 
     @staticmethod
     def _to_tensor(leaf: Any) -> Any:

@@ -10,6 +10,7 @@ from typing import Dict
 import numpy as np
 
 from RLA.errors import BackendNotInstalledError, CorruptSnapshotError, ReplayBufferError
+from RLA.install_hints import torch_hint
 
 FORMATS = ("npz", "pt", "pkl")
 
@@ -29,7 +30,7 @@ def check_format(fmt: str, allow_pickle: bool) -> str:
         except ImportError as exc:
             raise BackendNotInstalledError("trajectory_format='pt' needs torch",
                                            expected="torch importable", found=str(exc),
-                                           fix="pip install torch or use 'npz'") from exc
+                                           fix=torch_hint("use trajectory_format='npz'")) from exc
     return fmt
 
 
