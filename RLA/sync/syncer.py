@@ -6,7 +6,6 @@ import datetime as _dt
 import queue
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, TypeVar
 
@@ -18,52 +17,15 @@ from RLA.sync.manifest import RunManifest, manifest_path, target_id
 from RLA.sync.planner import LocalFile, Step, drop_oversize, plan_pull, plan_push
 from RLA.sync.pull import find_remote_runs, pull_run
 from RLA.sync.push import push_run
+from RLA.sync.report import SyncReport
 from RLA.sync.runfiles import key_path, local_files, part_name, remote_files
+
+__all__ = ["DEFAULT_CHANNELS", "RunSyncer", "SyncReport"]  # SyncReport stays importable from here
 
 T = TypeVar("T")
 #: SFTP sessions opened on the one SSH connection of a push (round trips overlap).
 DEFAULT_CHANNELS = 4
 Progress = Callable[[Sequence[T], int], Iterable[T]]
-
-
-@dataclass
-class SyncReport:
-    """What one push or pull did (or, with ``dry_run``, would do)."""
-
-    direction: str
-    target: str
-    runs: int = 0
-    runs_changed: int = 0
-    files_sent: int = 0
-    files_appended: int = 0
-    files_deleted: int = 0
-    files_received: int = 0
-    files_fetched: int = 0
-    #: Files left out with a warning (unsafe name, link, over ``max_file_size``, wrong size).
-    files_skipped: int = 0
-    bytes_sent: int = 0
-    bytes_received: int = 0
-    retries: int = 0
-    seconds: float = 0.0
-    dry_run: bool = False
-    #: ``(run index, action, key)`` of every planned step.
-    planned: List[Tuple[str, str, str]] = field(default_factory=list)
-
-    def summary(self) -> str:
-        """One human line."""
-        verb = "would transfer" if self.dry_run else "transferred"
-        if self.direction == "push":
-            counts = (f"{self.files_sent} new/changed, {self.files_appended} appended, "
-                      f"{self.files_deleted} deleted; {self.bytes_sent} bytes sent")
-        else:
-            counts = (f"{self.files_received} downloaded, {self.files_fetched} tails fetched; "
-                      f"{self.bytes_received} bytes received")
-        if self.dry_run:
-            counts = f"{len(self.planned)} files"
-        if self.files_skipped:
-            counts += f"; {self.files_skipped} files skipped (see the warnings)"
-        return (f"{self.direction} {self.target}: {self.runs} runs, {self.runs_changed} changed, {verb} "
-                f"{counts} in {self.seconds:.2f}s" + (f" ({self.retries} retries)" if self.retries else ""))
 
 
 class RunSyncer:
