@@ -74,6 +74,7 @@ def _steps(run: Dict[str, Any]) -> List[int]:
 def test_each_trial_is_one_run_named_by_the_searched_keys(sweep: Dict[str, Any]) -> None:
     runs = _runs(sweep["root"])
     assert sorted(runs) == [(0.1, 0), (0.1, 1), (0.2, 0), (0.2, 1)]
+    assert len(list((sweep["root"] / "log" / TASK).rglob("run.json"))) == 4  # a retry is no new run
     for (lr, seed), run in runs.items():
         assert run["tracked_keys"] == ["lr", "seed"]
         assert run["name"].endswith(f"&lr={lr}&seed={seed}")
