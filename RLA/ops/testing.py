@@ -217,15 +217,34 @@ def wait(pid: int, timeout: float = 60.0) -> int:
         time.sleep(0.002)
 
 
-def measure(template: Path, work: Path, op: str, reps: int = 3) -> float:
-    """Median seconds the operation takes in a forked child (on fresh copies)."""
-    times = []
+def measure(template: Path, work: Path, op: str, reps: int = 3) -> Tuple[float, float]:
+    """Median seconds from the fork to the journal's appearance (the moves start) and to
+    the end of the operation, in forked children on fresh copies."""
+    starts, ends = [], []
     for _ in range(reps):
         root = fresh(template, work)
+        journals = root / JOURNAL_DIR
         start = time.perf_counter()
-        wait(fork_op(root, op))
-        times.append(time.perf_counter() - start)
-    return sorted(times)[len(times) // 2]
+        pid = fork_op(root, op)
+        seen = None
+        while True:
+            if seen is None and journals.is_dir() and any(n.endswith(".json") for n in os.listdir(journals)):
+                seen = time.perf_counter() - start
+            done, _ = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            time.sleep(0.0005)
+        end = time.perf_counter() - start
+        starts.append(seen if seen is not None else end)
+        ends.append(end)
+    return sorted(starts)[len(starts) // 2], sorted(ends)[len(ends) // 2]
+
+
+def kill_times(rng: random.Random, window: Tuple[float, float], kills: int) -> List[float]:
+    """Kill delays: half uniform over the whole command (selection included), half uniform
+    over the moves (from the journal's appearance to 1.2 x the end)."""
+    start, end = window
+    return [rng.uniform(0, 1.2 * end) if i % 2 else rng.uniform(0.9 * start, 1.2 * end) for i in range(kills)]
 
 
 def fresh(template: Path, work: Path) -> Path:

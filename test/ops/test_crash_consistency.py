@@ -50,10 +50,9 @@ def test_a_stop_at_every_fault_point_is_repaired_whole(op, template, work):
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("op", OPS)
 def test_random_sigkills_leave_no_split_run_and_lose_no_file(op, template, work):
-    duration = testing.measure(template, work, op, reps=3)
-    rng = random.Random(f"kills-{op}")
-    for i in range(KILLS):
-        delay = rng.uniform(0, 1.2 * duration)
+    window = testing.measure(template, work, op, reps=3)
+    delays = testing.kill_times(random.Random(f"kills-{op}"), window, KILLS)
+    for i, delay in enumerate(delays):
         outcome = testing.kill_trial(template, work, op, delay, "fsck" if i % 2 == 0 else "rerun")
         assert not outcome.bad, (i, delay, outcome.notes)
 
