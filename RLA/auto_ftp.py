@@ -15,14 +15,14 @@ import os
 import posixpath
 import tempfile
 from pathlib import Path
-from typing import Any, List, Optional, Union
+from typing import Any
 
 from RLA.const import FTP_PROTOCOL_NAME
-from RLA.errors import RLAError
 from RLA.easy_log import logger
+from RLA.errors import RLAError
 
 
-def _ignore_rules(path: Optional[str]) -> List[str]:
+def _ignore_rules(path: str | None) -> list[str]:
     """The glob lines of an ignore file (blank lines and ``#`` comments dropped)."""
     if path is None:
         return []
@@ -35,8 +35,8 @@ class FTPHandler:
 
     protocol = FTP_PROTOCOL_NAME.FTP
 
-    def __init__(self, ftp_server: str, username: str, password: str, port: Union[None, int, str] = None,
-                 ignore: Optional[str] = None, **options: Any) -> None:
+    def __init__(self, ftp_server: str, username: str, password: str, port: None | int | str = None,
+                 ignore: str | None = None, **options: Any) -> None:
         self.ftp_server, self.username, self.port, self.ignore = ftp_server, username, port, ignore
         self.ignore_rules = _ignore_rules(ignore)
         self.transport = self._connect(ftp_server, username, password, port, options)
@@ -48,7 +48,7 @@ class FTPHandler:
         return FTPTransport(server, port=int(port) if port not in (None, "") else None, username=username,
                             password=password, **options)
 
-    def ignore_match(self, files: List[str]) -> List[str]:
+    def ignore_match(self, files: list[str]) -> list[str]:
         """``files`` without the names an ignore rule matches (``fnmatch``)."""
         return [n for n in files if not any(fnmatch.fnmatch(n, rule) for rule in self.ignore_rules)]
 
@@ -65,7 +65,7 @@ class FTPHandler:
             raise RLAError(f"No remote file {remote_file}", expected="a file on the main node",
                            found="nothing at that path", fix="list the folder with all_file_search first")
         if os.path.isfile(local_file) and os.path.getsize(local_file) == remote.size:
-            logger.info("skip download file {}".format(remote_file))
+            logger.info(f"skip download file {remote_file}")
             return False
         folder = os.path.dirname(os.path.abspath(local_file))
         os.makedirs(folder, exist_ok=True)
@@ -77,19 +77,19 @@ class FTPHandler:
         except BaseException:
             os.unlink(temp)
             raise
-        logger.info("new file {}".format(local_file))
+        logger.info(f"new file {local_file}")
         return True
 
     def get_dir(self, path: str) -> str:
         """The folder part of a ``/``-separated path."""
         return "/".join(path.split("/")[:-1])
 
-    def download_files(self, files: List[str], remote_root: str, local_root: str) -> None:
+    def download_files(self, files: list[str], remote_root: str, local_root: str) -> None:
         """Fetch each ``remote_root + f`` to ``local_root + f`` (the original's string joins)."""
         for name in files:
             self.download_file(remote_root + name, local_root + name)
 
-    def all_file_search(self, root_path: str, files: List[str], filter_length: int) -> None:
+    def all_file_search(self, root_path: str, files: list[str], filter_length: int) -> None:
         """Append to ``files`` every remote file below ``root_path``, cut by ``filter_length`` characters."""
         root = root_path.rstrip("/") or "/"
         for rel, entry in self.transport.walk(root):
@@ -100,7 +100,7 @@ class FTPHandler:
         """End the session (again: nothing)."""
         self.transport.close()
 
-    def __enter__(self) -> "FTPHandler":
+    def __enter__(self) -> FTPHandler:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -112,8 +112,8 @@ class SFTPHandler(FTPHandler):
 
     protocol = FTP_PROTOCOL_NAME.SFTP
 
-    def __init__(self, sftp_server: str, username: str, password: str, port: Union[None, int, str] = None,
-                 ignore: Optional[str] = None, **options: Any) -> None:
+    def __init__(self, sftp_server: str, username: str, password: str, port: None | int | str = None,
+                 ignore: str | None = None, **options: Any) -> None:
         self.sftp_server = sftp_server
         super().__init__(sftp_server, username, password, port, ignore, **options)
 
@@ -124,8 +124,8 @@ class SFTPHandler(FTPHandler):
                              password=password or None, **options)
 
 
-def ftp_factory(name: str, server: str, username: str, password: str, port: Union[None, int, str] = None,
-                ignore: Optional[str] = None, **options: Any) -> FTPHandler:
+def ftp_factory(name: str, server: str, username: str, password: str, port: None | int | str = None,
+                ignore: str | None = None, **options: Any) -> FTPHandler:
     """An :class:`FTPHandler` (``name='ftp'``) or :class:`SFTPHandler` (``'sftp'``), connected.
 
     Raises:
@@ -139,4 +139,4 @@ def ftp_factory(name: str, server: str, username: str, password: str, port: Unio
                    fix="set REMOTE_SETTING.file_transfer_protocol to ftp or sftp")
 
 
-__all__ = ["ftp_factory", "FTPHandler", "SFTPHandler"]
+__all__ = ["FTPHandler", "SFTPHandler", "ftp_factory"]

@@ -8,8 +8,9 @@ Fixed: no SMTP debug transcript (it printed the login), no 10-second sleep, no
 from __future__ import annotations
 
 import smtplib
+from collections.abc import Mapping, Sequence
 from email.message import EmailMessage
-from typing import Any, Mapping, Sequence, Union
+from typing import Any
 
 from RLA.errors import RLAError
 
@@ -18,7 +19,7 @@ class EmailError(RLAError):
     """The report could not be sent."""
 
 
-def _message(sub: str, info: Union[str, Sequence[str]], sender: str, target: str) -> EmailMessage:
+def _message(sub: str, info: str | Sequence[str], sender: str, target: str) -> EmailMessage:
     from RLA.manager.host import host_ip
 
     message = EmailMessage()
@@ -28,7 +29,7 @@ def _message(sub: str, info: Union[str, Sequence[str]], sender: str, target: str
     return message
 
 
-def send_error(sub: str, info: Union[str, Sequence[str]], source_info: Mapping[str, Any],
+def send_error(sub: str, info: str | Sequence[str], source_info: Mapping[str, Any],
                target_info: Mapping[str, Any], timeout: float = 30.0) -> None:
     """Send ``info`` (lines) with subject ``ip <this host>, title <sub>``.
 
@@ -67,4 +68,4 @@ def send_error(sub: str, info: Union[str, Sequence[str]], source_info: Mapping[s
                          found=str(refused), fix="check targer_email")
 
 
-__all__ = ["send_error", "EmailError"]
+__all__ = ["EmailError", "send_error"]

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import datetime as _dt
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any
 
 from RLA.const import LOG_NAME_FORMAT_VERSION
 from RLA.easy_tf import tensorflow_only
@@ -33,8 +34,8 @@ class Tester(ExperimentManager):
     """RLA's manager under the original's class name, with the original's remaining methods."""
 
     #: The run names RLA writes are the original's V1 names (``<time>_<ip>_&k=v``).
-    log_name_format_version: Optional[str] = LOG_NAME_FORMAT_VERSION.V1
-    last_record_fph_time: Optional[float] = None
+    log_name_format_version: str | None = LOG_NAME_FORMAT_VERSION.V1
+    last_record_fph_time: float | None = None
 
     add_graph = staticmethod(tensorflow_only("Tester.add_graph", _TB))
     add_summary_to_logger = staticmethod(tensorflow_only("Tester.add_summary_to_logger", _TB))
@@ -45,7 +46,7 @@ class Tester(ExperimentManager):
     # ----------------------------------------------------------------- names
     @classmethod
     def log_file_finder(cls, record_date: str, task_table_name: str = "train", file_root: str = "../checkpoint/",
-                        log_type: str = "dir") -> Tuple[str, str]:
+                        log_type: str = "dir") -> tuple[str, str]:
         """``(date folder, entry)`` of the run recorded at ``record_date`` under ``file_root/<task>``.
 
         ``log_type`` ``'dir'`` looks for a folder, ``'files'`` for a file; ``entry`` is ``''``
@@ -64,7 +65,7 @@ class Tester(ExperimentManager):
                 return directory, entry.name
         return directory, ""
 
-    def get_version_num(self) -> Optional[str]:
+    def get_version_num(self) -> str | None:
         """The run-name format version (``'v1'``; ``None`` meant the legacy space-separated names)."""
         return getattr(self, "log_name_format_version", None)
 
@@ -101,7 +102,7 @@ class Tester(ExperimentManager):
         return "-".join(task_pattern_list)
 
     # ------------------------------------------------------------ recording
-    def update_fph(self, cum_epochs: float) -> Optional[float]:
+    def update_fph(self, cum_epochs: float) -> float | None:
         """Record ``fph`` = ``cum_epochs`` per hour since the first call (that call starts the clock)."""
         from RLA.easy_log import logger
 
@@ -115,7 +116,7 @@ class Tester(ExperimentManager):
         logger.dump_tabular()
         return fph
 
-    def print_large_memory_variable(self, top: int = 10) -> List[Tuple[str, int]]:
+    def print_large_memory_variable(self, top: int = 10) -> list[tuple[str, int]]:
         """The caller's largest variables (fixed: the original listed its own locals)."""
         from RLA.trackers.memory_used_recorder import print_large_memory_variable
 
@@ -153,15 +154,15 @@ def import_hyper_parameters(task_table_name: str, record_date: str) -> Any:
     import argparse
 
     manager = _current()
-    return argparse.Namespace(**manager.load_tester(record_date, task_table_name, manager.data_root).hyper_param)
+    return argparse.Namespace(**manager.load_tester(record_date, task_table_name, str(manager.data_root)).hyper_param)
 
 
-def load_from_record_date(task_table_name: str, record_date: str) -> Tuple[int, Dict[str, Any]]:
+def load_from_record_date(task_table_name: str, record_date: str) -> tuple[int, dict[str, Any]]:
     """``(step, model_dict)`` of the past run's newest checkpoint; the time-step becomes that step."""
     from RLA.manager.checkpointing import split_state
 
     manager = _current()
-    loaded = manager.load_tester(record_date, task_table_name, manager.data_root).load_checkpoint()
+    loaded = manager.load_tester(record_date, task_table_name, str(manager.data_root)).load_checkpoint()
     manager.set_timestep(loaded.step)
     return loaded.step, split_state(loaded)[0]
 
@@ -174,4 +175,4 @@ def fork_tester_log_files(task_table_name: str, record_date: str) -> None:
     ExperimentLoader(manager=manager).config(task_table_name, record_date, manager.data_root).fork_log_files()
 
 
-__all__ = ["Tester", "import_hyper_parameters", "load_from_record_date", "fork_tester_log_files"]
+__all__ = ["Tester", "fork_tester_log_files", "import_hyper_parameters", "load_from_record_date"]

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Callable, Optional, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from RLA.easy_log import logger
 from RLA.easy_log.log_tools import DeleteLogTool as _DeleteLogTool
@@ -20,14 +21,14 @@ from RLA.trackers.time_used_recorder import rc_start_time, time_record, time_rec
 class DeleteLogTool(_DeleteLogTool):
     """The first ``DeleteLogTool``: the database is ``<log_root>/<sub_proj>``."""
 
-    def __init__(self, log_root: str, sub_proj: str, task: str, regex: str, config: Optional[Filter] = None,
-                 optional_log_type: Optional[Sequence[str]] = None) -> None:
+    def __init__(self, log_root: str, sub_proj: str, task: str, regex: str, config: Filter | None = None,
+                 optional_log_type: Sequence[str] | None = None) -> None:
         self.log_root, self.sub_proj, self.task, self.config = log_root, sub_proj, task, config
         super().__init__(os.path.join(log_root, sub_proj), task, regex, config or Filter(),
                          optional_log_type=optional_log_type)
 
     def delete_related_log(self, skip_ask: bool = False,  # type: ignore[override]
-                           delete_log_types: Optional[Sequence[str]] = None) -> int:
+                           delete_log_types: Sequence[str] | None = None) -> int:
         """Show the matches, ask ``delete these files? (y/n)``, delete; returns the (run x type) count."""
         return super().delete_related_log(skip_ask=skip_ask, delete_log_types=delete_log_types)
 
@@ -37,10 +38,10 @@ def time_used_wrap(name: str, func: Callable[..., Any], *args: Any, **kwargs: An
     start = time.perf_counter()
     output = func(*args, **kwargs)
     used = time.perf_counter() - start
-    logger.info("[test] func {0} time used {1:.2f}".format(name, used))
+    logger.info(f"[test] func {name} time used {used:.2f}")
     logger.record_tabular(f"time_used/{name}", used)
     logger.dump_tabular()
     return output
 
 
-__all__ = ["DeleteLogTool", "time_used_wrap", "time_record", "time_record_end", "rc_start_time"]
+__all__ = ["DeleteLogTool", "rc_start_time", "time_record", "time_record_end", "time_used_wrap"]

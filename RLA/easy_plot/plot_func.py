@@ -10,8 +10,9 @@ and no ``progress-[...].csv`` cache is written into the database.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Dict, Optional, Sequence, Tuple
+from typing import Any
 
 from RLA.easy_log.const import LOG, OTHER_RESULTS
 from RLA.easy_plot.plot_util import word_replace
@@ -20,7 +21,7 @@ from RLA.plot import default_key_to_legend
 from RLA.plot import plot_func as _plot_func
 
 
-def split_prefix_dir(prefix_dir: str) -> Tuple[Path, str]:
+def split_prefix_dir(prefix_dir: str) -> tuple[Path, str]:
     """``(data_root, task)`` of ``<data_root>/log/<task>``.
 
     Raises:
@@ -33,19 +34,19 @@ def split_prefix_dir(prefix_dir: str) -> Tuple[Path, str]:
     return folder.parent.parent, folder.name
 
 
-def _bounds(x_start: Optional[float], x_bound: Optional[float]) -> Any:
+def _bounds(x_start: float | None, x_bound: float | None) -> Any:
     if x_start is None:
         return x_bound
     return (x_start, float("inf") if x_bound is None else x_bound)
 
 
 def plot_res_func(prefix_dir: str, regs: Sequence[str], param_keys: Sequence[str], value_keys: Sequence[str],
-                  scale_dict: Optional[Dict[str, Callable]] = None, replace_legend_keys: Optional[Sequence[str]] = None,
-                  save_name: Optional[str] = None, resample: int = int(1e3), smooth_step: float = 1.0,
-                  ylabel: Any = None, x_bound: Optional[float] = None, y_bound: Optional[float] = None,
-                  x_start: Optional[float] = None, use_buf: bool = False, remove_outlier: bool = False,
-                  xlabel: Optional[str] = None, key_to_legend_fn: Optional[Callable[..., str]] = None,
-                  verbose: bool = True, *args: Any, **kwargs: Any) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+                  scale_dict: dict[str, Callable] | None = None, replace_legend_keys: Sequence[str] | None = None,
+                  save_name: str | None = None, resample: int = int(1e3), smooth_step: float = 1.0,
+                  ylabel: Any = None, x_bound: float | None = None, y_bound: float | None = None,
+                  x_start: float | None = None, use_buf: bool = False, remove_outlier: bool = False,
+                  xlabel: str | None = None, key_to_legend_fn: Callable[..., str] | None = None,
+                  verbose: bool = True, *args: Any, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     """Plot the runs matching ``regs`` under ``prefix_dir``; returns ``(g2lf, score_results)``.
 
     ``y_bound`` is accepted and unused, as in the original. ``replace_legend_keys`` gives one
@@ -68,7 +69,7 @@ def plot_res_func(prefix_dir: str, regs: Sequence[str], param_keys: Sequence[str
                         key_to_legend_fn=key_to_legend_fn or default_key_to_legend, save_name=save_name,
                         save_dir=data_root / OTHER_RESULTS / "easy_plot" / task, resample=resample,
                         smooth_step=smooth_step, **kwargs)
-    return result.g2lf, result.score_results
+    return result.g2lf, result.score_results  # type: ignore[attr-defined]  # set by RLA.plot
 
 
 def show_plt() -> None:
@@ -79,7 +80,7 @@ def show_plt() -> None:
 
 
 def scale_index_to_dict(measure: Sequence[str], scale_index: Sequence[int], scale: Sequence[float]
-                        ) -> Dict[str, float]:
+                        ) -> dict[str, float]:
     """``{measure[i]: scale factor}`` (1 for indexes not in ``scale_index``)."""
     return {m: (scale[list(scale_index).index(i)] if i in scale_index else 1) for i, m in enumerate(measure)}
 
@@ -91,5 +92,12 @@ def word_replace_back(strings: str) -> Any:
     return ast.literal_eval(strings.replace("--", "/").replace("||", "'"))
 
 
-__all__ = ["plot_res_func", "split_prefix_dir", "default_key_to_legend", "show_plt", "scale_index_to_dict",
-           "word_replace", "word_replace_back"]
+__all__ = [
+    "default_key_to_legend",
+    "plot_res_func",
+    "scale_index_to_dict",
+    "show_plt",
+    "split_prefix_dir",
+    "word_replace",
+    "word_replace_back",
+]

@@ -7,7 +7,7 @@ folder (``'*react_func.png'``); for each, the ``max_keep_num`` newest files are 
 from __future__ import annotations
 
 import os
-from typing import Dict, List, Optional, Sequence
+from collections.abc import Sequence
 
 from RLA.easy_log.const import OTHER_RESULTS
 from RLA.easy_plot.result_cls import ImgResult
@@ -18,9 +18,9 @@ def meta_image_data_loader_func(query_res: object, selected_images: Sequence[str
     """An :class:`ImgResult` mapping each pattern to the newest ``max_keep_num`` matching files."""
     import pathspec
 
-    dirname = os.path.abspath(getattr(query_res, "dirname"))
+    dirname = os.path.abspath(query_res.dirname)  # type: ignore[attr-defined]
     files = [os.path.abspath(p) for p in getattr(query_res, "location", [])]
-    found: Dict[str, List[str]] = {}
+    found: dict[str, list[str]] = {}
     for pattern in selected_images:
         spec = pathspec.GitIgnoreSpec.from_lines([pattern])
         hits = [p for p in files if spec.match_file(os.path.relpath(p, dirname))]
@@ -43,8 +43,8 @@ def _show(path: str) -> None:
 
 
 def plot_saved_images(data_root: str, task_table_name: str, regs: list, img_names: list,
-                      hp_filter_dict: Optional[dict] = None, verbose: bool = False, max_keep_num: int = 1,
-                      summarize_res: bool = True, show: bool = True) -> Dict[str, List[ImgResult]]:
+                      hp_filter_dict: dict | None = None, verbose: bool = False, max_keep_num: int = 1,
+                      summarize_res: bool = True, show: bool = True) -> dict[str, list[ImgResult]]:
     """Show the saved images of each matching run; returns ``{reg: [ImgResult, ...]}``.
 
     Args:
@@ -69,14 +69,14 @@ def plot_saved_images(data_root: str, task_table_name: str, regs: list, img_name
         for res in reg_group[reg]:
             print(f"+++ print log {res.dirname} ++++")
             for pattern in img_names:
-                paths = (res.img_path_dict or {}).get(pattern) or []
+                paths = (getattr(res, "img_path_dict", None) or {}).get(pattern) or []
                 if not paths:
                     print("can not find", pattern)
                 for path in paths:
                     print(path)
                     if show:
                         _show(path)
-    return reg_group
+    return reg_group  # type: ignore[return-value]  # the loader made ImgResults
 
 
-__all__ = ["plot_saved_images", "meta_image_data_loader_func"]
+__all__ = ["meta_image_data_loader_func", "plot_saved_images"]

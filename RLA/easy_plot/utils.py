@@ -6,21 +6,22 @@ The hyper-parameters come from what RLA's query reads (``run.json``, ``parameter
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from RLA.easy_plot.result_cls import Result
 from RLA.errors import RLAError
 from RLA.query_tool import experiment_data_query
 
 
-def _params_by_index(data_root: str, task_table_name: str, reg: str) -> Dict[str, Dict[str, Any]]:
+def _params_by_index(data_root: str, task_table_name: str, reg: str) -> dict[str, dict[str, Any]]:
     from RLA.query import select_runs
 
     rows = select_runs(data_root, task=task_table_name or None, regex=[reg]).runs
     return {row.layout.record_date: dict(row.params) for row in rows}
 
 
-def _kept(hyper_param: Dict[str, Any], hp_filter_dict: Optional[Dict[str, Sequence[Any]]], where: str,
+def _kept(hyper_param: dict[str, Any], hp_filter_dict: dict[str, Sequence[Any]] | None, where: str,
           verbose: bool) -> bool:
     """Whether the run passes ``hp_filter_dict`` (values compared as strings, as in the original)."""
     for key, allowed in (hp_filter_dict or {}).items():
@@ -36,8 +37,8 @@ def _kept(hyper_param: Dict[str, Any], hp_filter_dict: Optional[Dict[str, Sequen
 
 
 def results_loader(data_root: str, task_table_name: str, regs: Sequence[str],
-                   hp_filter_dict: Optional[Dict[str, Sequence[Any]]], data_loader_func: Callable[[Any], Any],
-                   verbose: bool, data_type: str) -> Tuple[List[Result], Dict[str, List[Result]]]:
+                   hp_filter_dict: dict[str, Sequence[Any]] | None, data_loader_func: Callable[[Any], Any],
+                   verbose: bool, data_type: str) -> tuple[list[Result], dict[str, list[Result]]]:
     """``(results, {reg: results})``: ``data_loader_func(query result)`` per matching run of ``data_type``.
 
     A loader returning ``None`` skips the run; each result gets ``hyper_param``.
@@ -45,8 +46,8 @@ def results_loader(data_root: str, task_table_name: str, regs: Sequence[str],
     Raises:
         RLAError: ``data_loader_func`` returned something other than a ``Result``.
     """
-    results: List[Result] = []
-    reg_group: Dict[str, List[Result]] = {}
+    results: list[Result] = []
+    reg_group: dict[str, list[Result]] = {}
     for reg in regs:
         reg_group[reg] = []
         print("searching", reg)

@@ -5,7 +5,8 @@ modules raises :class:`RLA.errors.BackendNotInstalledError` naming the RLA call 
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from RLA.errors import BackendNotInstalledError
 

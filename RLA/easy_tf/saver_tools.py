@@ -11,4 +11,4 @@ save_checkpoint = tensorflow_only("RLA.easy_tf.saver_tools.save_checkpoint", _SA
 load_checkpoint = tensorflow_only("RLA.easy_tf.saver_tools.load_checkpoint", _LOAD)
 load_tester_from_record_date = tensorflow_only("RLA.easy_tf.saver_tools.load_tester_from_record_date", _LOAD)
 
-__all__ = ["new_saver", "save_checkpoint", "load_checkpoint", "load_tester_from_record_date"]
+__all__ = ["load_checkpoint", "load_tester_from_record_date", "new_saver", "save_checkpoint"]

@@ -7,8 +7,9 @@ still reads a ``checkpoint.pt`` the original wrote when the run has no numbered 
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Dict, Mapping
+from typing import Any
 
 from RLA.errors import CheckpointError
 
@@ -34,7 +35,7 @@ def _checkpoint_dir(tester: Any) -> Path:
     return Path(folder)
 
 
-def load_checkpoint(tester: Any) -> Dict[str, Any]:
+def load_checkpoint(tester: Any) -> dict[str, Any]:
     """The model dict of ``tester``'s newest checkpoint (the manager, or a run from ``load_tester``).
 
     Raises:
@@ -57,4 +58,4 @@ def load_checkpoint(tester: Any) -> Dict[str, Any]:
     return split_state(loaded)[0]  # a PastRun: LoadedCheckpoint
 
 
-__all__ = ["save_model_dict", "load_checkpoint", "ORIGINAL_FILE"]
+__all__ = ["ORIGINAL_FILE", "load_checkpoint", "save_model_dict"]

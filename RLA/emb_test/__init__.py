@@ -7,10 +7,11 @@ is seen. Fixed: the original's ``KEY_MAP`` logic was inverted and never ran a ch
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Iterable, Optional
+from collections.abc import Callable, Iterable
+from typing import Any, Dict, Optional
 
-from RLA.errors import RLAError
 from RLA.easy_log import logger
+from RLA.errors import RLAError
 
 
 class TestType:
@@ -29,7 +30,7 @@ class EmbUnitTestObj:
     """One registered check and its schedule."""
 
     def __init__(self, test_func: Callable[..., Any], test_type: str, freq: int = -1,
-                 keys: Optional[Iterable[Any]] = None) -> None:
+                 keys: Iterable[Any] | None = None) -> None:
         self.test_type, self.name, self.test_func = test_type, getattr(test_func, "__name__", "check"), test_func
         self.calls = 0
         if test_type == TestType.FREQUENT and (not isinstance(freq, int) or freq <= 0):
@@ -56,9 +57,9 @@ class EmbUnitTestObj:
             return True
         return False
 
-    def __call__(self, key: Any = None, func_name: Optional[str] = None, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, key: Any = None, func_name: str | None = None, *args: Any, **kwargs: Any) -> Any:
         if self.should_run(key):
-            logger.info("do test {}, {} - {}".format(self.test_type, self.name, func_name))
+            logger.info(f"do test {self.test_type}, {self.name} - {func_name}")
             return self.test_func(*args, **kwargs)
         return None
 
@@ -67,11 +68,11 @@ class EmbUnitController(BasicUnitTest):
     """The registry of checks (``ut_controller`` is the default one)."""
 
     def __init__(self) -> None:
-        self.test_obj_dict: Dict[str, EmbUnitTestObj] = {}
+        self.test_obj_dict: dict[str, EmbUnitTestObj] = {}
         self.test_type = TestType
 
     def add_test(self, test_func_name: str, test_func: Callable[..., Any], test_type: str, freq: int = -1,
-                 keys: Optional[Iterable[Any]] = None) -> None:
+                 keys: Iterable[Any] | None = None) -> None:
         """Register a check (a name registered twice keeps the first, as in the original)."""
         if test_func_name not in self.test_obj_dict:
             self.test_obj_dict[test_func_name] = EmbUnitTestObj(test_func, test_type, freq, keys)
@@ -87,4 +88,4 @@ class EmbUnitController(BasicUnitTest):
 
 ut_controller = EmbUnitController()
 
-__all__ = ["TestType", "BasicUnitTest", "EmbUnitTestObj", "EmbUnitController", "ut_controller"]
+__all__ = ["BasicUnitTest", "EmbUnitController", "EmbUnitTestObj", "TestType", "ut_controller"]

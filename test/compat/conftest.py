@@ -37,3 +37,5 @@ def global_run(tmp_path: Path):
     logger.set_time(0)
     yield exp_manager
     exp_manager.finish()
+    exp_manager.clear_record_param()  # the global manager is shared with other test folders
+    exp_manager.set_hyper_param()

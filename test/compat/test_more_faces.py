@@ -98,6 +98,7 @@ def test_plot_res_func_v1(legacy_db: Path):
 
 def test_plot_saved_images_and_results_loader(legacy_db: Path, tmp_path: Path):
     import matplotlib.pyplot as plt
+
     from RLA.easy_plot.plot_saved_images import plot_saved_images
     from RLA.easy_plot.utils import results_loader
     png = tmp_path / "img.png"
@@ -119,6 +120,7 @@ def test_plot_saved_images_and_results_loader(legacy_db: Path, tmp_path: Path):
 
 def test_torch_save_tools(global_run):
     import torch
+
     from RLA.easy_torch.save_tools import load_checkpoint, save_model_dict
     global_run.set_timestep(4)
     path = save_model_dict({"w": torch.ones(2)})
@@ -130,6 +132,7 @@ def test_torch_save_tools(global_run):
 
 def test_torch_save_tools_reads_the_originals_checkpoint_pt(global_run):
     import torch
+
     from RLA.easy_torch.save_tools import load_checkpoint
     torch.save({"w": torch.zeros(3)}, Path(global_run.checkpoint_dir) / "checkpoint.pt")
     assert torch.equal(load_checkpoint(global_run)["w"], torch.zeros(3))
@@ -137,6 +140,7 @@ def test_torch_save_tools_reads_the_originals_checkpoint_pt(global_run):
 
 def test_pretty_plot_wrapper_polixir_keywords(global_run, tmp_path: Path):
     import matplotlib.pyplot as plt
+
     from RLA import MatplotlibRecorder
     other = tmp_path / "other"
     path = MatplotlibRecorder.pretty_plot_wrapper("f", lambda: plt.plot([1, 2], label="l"), pretty_plot=True,
@@ -155,6 +159,7 @@ def test_auto_ftp_over_one_session(tmp_path: Path):
     from pyftpdlib.authorizers import DummyAuthorizer
     from pyftpdlib.handlers import FTPHandler as Handler
     from pyftpdlib.servers import FTPServer
+
     from RLA.auto_ftp import FTPHandler, ftp_factory
     home = tmp_path / "home"
     home.mkdir()

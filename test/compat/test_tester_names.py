@@ -12,11 +12,10 @@ from pathlib import Path
 
 import pytest
 import torch
+from _legacy_tree import TASK, V1_NAME, write_run
 
 from RLA.errors import RLAError
 from RLA.loader import ExperimentLoader
-
-from _legacy_tree import TASK, V1_NAME, write_run
 
 POLIXIR = "2022/11/24/10-00-00-000003"
 
@@ -137,6 +136,7 @@ def test_the_command_the_error_prints_converts_the_pickle(tmp_path: Path, subpro
 def test_convert_refuses_a_code_running_pickle(tmp_path: Path):
     import os
     import pickle
+
     from rla_scripts.cli import main
     paths = write_run(tmp_path, V1_NAME, {"lr": 1}, [0, 1], backup=False)
 
