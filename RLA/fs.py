@@ -252,13 +252,17 @@ def move_to_trash(path: PathLike, data_root: PathLike) -> Path:
         The new location.
 
     Raises:
-        ValueError: if ``path`` is not inside ``data_root`` (nothing is moved).
+        ValueError: if ``path`` is not inside ``data_root`` (nothing is moved); an
+            :class:`RLA.errors.UnsafePathError` (a ValueError) if ``.trash`` is a link.
     """
+    from RLA.safe_paths import no_symlink_between
+
     path = Path(path).resolve()
     root = Path(data_root).resolve()
     rel = path.relative_to(root)  # raises ValueError outside the root
     stamp = time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
     target = root / TRASH_DIR / stamp / rel
+    no_symlink_between(root, target)  # a linked .trash could lead outside the data root
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.move(os.fspath(path), os.fspath(target))
     return target

@@ -5,8 +5,10 @@
 * ``journal``: an operation was interrupted (its journal is pending, see :mod:`RLA.ops.journal`);
 * ``fragment``: a run present under some data types but without ``log/`` (every run RLA or
   the original project creates has a log folder: it holds ``run.json`` and the scalars);
-* ``split``: one run in two places with different data types: active and ``arc/``, or the
-  data root and ``.trash/`` (a copy with the same data types in both is not split);
+* ``split``: one run's data types divided between two places: active and ``arc/`` (neither
+  holds all the data types of the other: a copy is not split), or the data root and
+  ``.trash/`` (a data type in the trash that the data root lacks; trashed files of a data
+  type the run still has, such as old checkpoints, are not a split);
 * ``partial``: a half copy (``.rla-<op>.part.*``) or a folder left to be deleted
   (``.rla-<op>.gone.*``) that no pending journal owns.
 
@@ -80,13 +82,13 @@ def _runs_findings(data_root: Path, report: FsckReport) -> None:
                                            f"only under {', '.join(sorted(kinds))} (no log/); move the missing "
                                            "parts back, or delete it with `rla delete`"))
         twin = runs.get((not archived, rel))
-        if not archived and twin is not None and twin != kinds:
+        if not archived and twin is not None and not (twin <= kinds or kinds <= twin):
             report.findings.append(Finding("split", rel, f"{', '.join(sorted(kinds))} active, "
                                            f"{', '.join(sorted(twin))} under arc/; move the parts together"))
     for stamp in _trash_stamps(data_root):
         for (archived, rel), kinds in sorted(_run_types(stamp).items()):
             here = runs.get((archived, rel))
-            if here is not None:
+            if here is not None and kinds - here:  # a data type moved out, not some files of one
                 report.findings.append(Finding("split", _label(archived, rel),
                                                f"{', '.join(sorted(here))} in the data root, {', '.join(sorted(kinds))} "
                                                f"in {TRASH}/{stamp.name}; move the parts together"))

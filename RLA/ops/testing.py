@@ -187,6 +187,11 @@ def warm_up(template: Path) -> None:
 
 def fork_op(root: Path, op: str, fault: Optional[str] = None) -> int:
     """Fork a child running ``op`` on ``root`` (stopped at ``fault`` if given); returns its pid."""
+    return fork_cli(root, OPS[op][0], fault)
+
+
+def fork_cli(root: Path, argv: Sequence[str], fault: Optional[str] = None) -> int:
+    """Fork a child running ``rla <argv> --data-root root``; returns its pid."""
     pid = os.fork()
     if pid == 0:  # the child: never returns into the caller
         status = 1
@@ -198,7 +203,7 @@ def fork_op(root: Path, op: str, fault: Optional[str] = None) -> int:
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, 1)
             os.dup2(devnull, 2)
-            status = _quiet_main(OPS[op][0] + ["--data-root", os.fspath(root)])
+            status = _quiet_main(list(argv) + ["--data-root", os.fspath(root)])
         finally:
             os._exit(status)
     return pid

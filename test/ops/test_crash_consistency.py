@@ -77,3 +77,24 @@ def test_moves_across_filesystems_survive_a_stop_at_every_point(op, template, wo
         outcome, status = testing.fault_trial(template, work, op, fault, "fsck" if i % 2 else "rerun")
         assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == FAULT_STATUS, (fault, status)
         assert not outcome.bad and outcome.done == RUNS, (fault, outcome.notes)
+
+
+@pytest.mark.timeout(120)
+def test_an_interrupted_restore_is_repaired_whole(template, work):
+    """archive --restore moves runs back from arc/ with the same journal."""
+    from rla_scripts.cli import main
+    for i, fault in enumerate(["journal-written", "step-done:5", "run-done:2", "before-journal-removed"]):
+        root = testing.fresh(template, work)
+        runs = testing._runs(root)
+        before = {run: testing.manifest_of(run) for run in runs}
+        assert testing._quiet_main(["archive", "--task", "demo", "--yes", "--data-root", str(root)]) == 0
+        status = testing.wait(testing.fork_cli(root, ["archive", "--task", "demo", "--restore", "--yes"], fault))
+        assert os.WEXITSTATUS(status) == FAULT_STATUS
+        if i % 2:
+            main(["fsck", "--repair", "--data-root", str(root)])
+        else:
+            testing.wait(testing.fork_cli(root, ["archive", "--task", "demo", "--restore", "--yes"]))
+        for run, manifest in before.items():
+            assert testing.manifest_of(run) == manifest, fault
+            assert not any(os.path.lexists(p) for p in run.moved(archived=True).existing_paths().values())
+        assert not testing._leftovers(root)

@@ -195,3 +195,33 @@ def test_journal_lists_every_step_before_the_first_move(db):
     assert journal["action"] == "copy" and len(journal["runs"]) == 3
     assert all(len(run["steps"]) == len(DATA_TYPES) and run["rewrite"] for run in journal["runs"])
     assert not list(iter_run_dirs(db, "log", task=testing.TARGET_TASK))
+
+
+@pytest.mark.timeout(60)
+def test_trashed_files_of_a_data_type_the_run_keeps_are_not_a_split(db):
+    """Resuming trashes the checkpoints saved after the restored step, file by file."""
+    from RLA.fs import move_to_trash
+    run = next(iter_run_dirs(db, "log", task="demo"))
+    (run.checkpoint_dir / "checkpoint-5.pt").write_bytes(b"x")
+    move_to_trash(run.checkpoint_dir / "checkpoint-5.pt", db)
+    assert scan(db).findings == []
+
+
+@pytest.mark.timeout(60)
+def test_an_archive_copy_is_not_a_split(db):
+    assert main(["archive", "--task", "demo", "--copy", "--yes", "--data-root", str(db)]) == 0
+    assert scan(db).findings == []
+
+
+@pytest.mark.timeout(60)
+def test_move_to_trash_refuses_a_linked_trash(db, tmp_path):
+    from RLA.errors import UnsafePathError
+    from RLA.fs import move_to_trash
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (db / ".trash").symlink_to(outside)
+    run = next(iter_run_dirs(db, "log", task="demo"))
+    (run.checkpoint_dir / "checkpoint-5.pt").write_bytes(b"x")
+    with pytest.raises(UnsafePathError, match="symbolic link"):
+        move_to_trash(run.checkpoint_dir / "checkpoint-5.pt", db)
+    assert (run.checkpoint_dir / "checkpoint-5.pt").exists() and not list(outside.iterdir())
