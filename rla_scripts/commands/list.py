@@ -85,7 +85,8 @@ def run(args: argparse.Namespace) -> int:
         with pd.option_context("display.max_rows", None, "display.max_columns", None, "display.width", 200,
                                "display.max_colwidth", 60):
             print(escape_frame(shown).to_string(index=False))
-        print(f"{len(frame)} runs" + (f" ({len(selection.skipped)} unreadable, skipped)" if selection.skipped else ""))
+        what = "damaged, listed anyway" if args.include_broken else "unreadable, skipped"
+        print(f"{len(frame)} runs" + (f" ({len(selection.skipped)} {what})" if selection.skipped else ""))
     return 0
 
 

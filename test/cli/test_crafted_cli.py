@@ -105,3 +105,13 @@ def test_escape_keeps_plain_text_and_makes_controls_visible():
     assert escape("Hopper-v4 lr=0.001 é 中 🙂") == "Hopper-v4 lr=0.001 é 中 🙂"
     assert escape("a\x1b[2Jb\x9bc\x00\n\t\r\x7f\u202e\u2066") == \
         "a\\x1b[2Jb\\x9bc\\x00\\n\\t\\r\\x7f\\u202e\\u2066"
+
+
+@pytest.mark.timeout(120)
+def test_include_broken_lists_the_crafted_runs_too_and_says_so(crafted, capsys):
+    root, good, bad = crafted
+    assert main(["list", "--data-root", str(root), "--include-broken", "--columns", "index,status"]) == 0
+    captured = capsys.readouterr()
+    assert all(layout.index in captured.out for layout in bad.values())
+    assert f"{len(good) + len(bad)} runs ({len(bad)} damaged, listed anyway)" in captured.out
+    assert sum(line.startswith("warning: damaged ") for line in captured.err.splitlines()) == len(bad)
