@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Iterator, List, Set, Tuple
 
-from RLA.layout import ARCHIVE, DATA_TYPES, LOG, TRASH, day_of, iter_run_dirs, type_root
+from RLA.layout import DATA_TYPES, LOG, TRASH, day_of, iter_run_dirs, type_root
 from RLA.ops.journal import JournalError, load_journal, pending_journals
 from RLA.ops.lock import RootsLock
 from RLA.ops.recover import Recovery, recover_locked

@@ -60,7 +60,7 @@ def _rename(src: Path, dst: Path) -> None:
         fsync_dir(src.parent)
 
 
-def _copy_file(src: Path, dst: Path) -> None:
+def _copy_file(src: str, dst: str) -> None:
     shutil.copy2(src, dst, follow_symlinks=False)
     fault_point("file-copied")
 
@@ -74,7 +74,7 @@ def _copy_into(src: Path, dst: Path, op_id: str) -> None:
     if src.is_dir() and not src.is_symlink():
         shutil.copytree(src, part, symlinks=True, copy_function=_copy_file)
     else:
-        _copy_file(src, part)
+        _copy_file(os.fspath(src), os.fspath(part))
     fault_point("staged")
     _rename(part, dst)
 

@@ -109,7 +109,7 @@ class TreeCache:
         base = os.fspath(type_root(root, data_type, archived))
         start = os.path.join(base, task) if task else base
         if task:  # as the walk below: never into a linked task folder (it may lead outside)
-            no_symlink_between(base, start)
+            no_symlink_between(Path(base), Path(start))
         found: List[RunLayout] = []
         with self._lock:
             stack: List[Tuple[str, str]] = [(start, task or "")]
