@@ -6,8 +6,9 @@ import errno
 import hashlib
 import os
 import stat as stat_mod
+from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any, Callable, List, Optional, Tuple
+from typing import IO, Any, Callable, Iterator, List, Optional, Tuple
 
 from RLA.errors import AuthError, TransportError
 from RLA.sync.base import (CHUNK, PERMISSION_BITS, RemoteEntry, RemoteFileError, RemoteStat, Transport, WriteResult,
@@ -47,6 +48,24 @@ def _policy(mode: str, known_hosts: Path, warn: Optional[Callable[[str], None]])
                      f"recorded in {known_hosts}")
 
     return _HostKeyPolicy()
+
+
+@contextmanager
+def _closed_once(handle: Any) -> Iterator[Any]:
+    """Use a paramiko file in a ``with`` block and close it once, even when its connection died.
+
+    paramiko's ``close`` flushes the write buffer and marks the file closed only when that
+    worked: after a dropped connection the file's ``__del__`` would flush again and print
+    ``OSError: Socket is closed`` as an ignored exception. The close error still propagates.
+    """
+    try:
+        yield handle
+    finally:
+        try:
+            handle.close()
+        except Exception:
+            handle._closed = True  # paramiko has no public "discard"; stops __del__ resending
+            raise
 
 
 def _mode_and_link(st_mode: Optional[int]) -> Tuple[Optional[int], bool]:
@@ -172,7 +191,7 @@ class SFTPTransport(Transport):
         # smaller requests than path-based STAT/SETSTAT (issue 5's byte budget).
         try:
             create = offset == 0 and expect_size is None
-            with self._sftp.open(rpath, "wb" if create else "r+b", bufsize=CHUNK) as handle:
+            with _closed_once(self._sftp.open(rpath, "wb" if create else "r+b", bufsize=CHUNK)) as handle:
                 found: Optional[Any] = None
                 if expect_size is not None:
                     found = handle.stat()
