@@ -20,6 +20,10 @@ EXTRAS = {
     "ftp": ["pyftpdlib>=1.5.9"],
     "tensorboard": ["tensorboard>=2.14"],  # TensorBoard's own reader (RLA.logger.read_tb)
     "ui": ["starlette>=0.37", "uvicorn>=0.29"],  # rla ui (the web dashboard)
+    # Sweeps and clusters (RLA.integrations.ray_tune / submitit_job / hydra_run)
+    "ray": ["ray[tune]>=2.41,<3"],
+    "submitit": ["submitit>=1.5,<2"],
+    "hydra": ["hydra-core>=1.3,<2", "hydra-submitit-launcher>=1.2,<2"],
 }
 # Everything the test suite uses (the sync tests also need Debian's openssh-server,
 # installed by .ci/install-test-deps).
@@ -27,6 +31,7 @@ EXTRAS["test"] = sorted({
     TORCH, "pytest>=7.4", "pytest-timeout>=2.2", "pyftpdlib>=1.5.9", "tensorboard>=2.14",
     "imageio>=2.31", "imageio-ffmpeg>=0.4.9", "gymnasium>=0.29", "stable-baselines3>=2.3",
     "starlette>=0.37", "uvicorn>=0.29", "httpx>=0.27", "selenium>=4.15",
+    "ray[tune]>=2.41,<3", "submitit>=1.5,<2", "hydra-core>=1.3,<2",
 })
 # The peers the benchmarks measure RLA against.
 EXTRAS["bench"] = sorted({TORCH, "mlflow>=2.10", "stable-baselines3>=2.3", "torchrl", "tensordict",
