@@ -25,6 +25,9 @@ ARCHIVE = "arc"
 DIR_TYPES: Tuple[str, ...] = (LOG, CODE, CHECKPOINT, RESULTS, REPLAY)
 #: Every data type of a run (``archive_tester`` holds ``<name>.json``).
 DATA_TYPES: Tuple[str, ...] = DIR_TYPES + (ARCHIVE_TESTER,)
+#: Data types every run has from its creation (``log_files_gen`` makes them all, the
+#: original project made log and code): a run without one of these is a *fragment*.
+CORE_TYPES: Tuple[str, ...] = (LOG, CODE)
 #: Old data types of the original, still recognised when reading.
 LEGACY_TYPES: Tuple[str, ...] = ("tmp_data", "hyperparameter")
 

@@ -3,8 +3,9 @@
 :func:`scan` reports (changes nothing):
 
 * ``journal``: an operation was interrupted (its journal is pending, see :mod:`RLA.ops.journal`);
-* ``fragment``: a run present under some data types but without ``log/`` (every run RLA or
-  the original project creates has a log folder: it holds ``run.json`` and the scalars);
+* ``fragment``: a run present under some data types but without ``log/`` or ``code/``
+  (:data:`RLA.layout.CORE_TYPES`: every run ``log_files_gen`` or the original project
+  creates has both);
 * ``split``: one run's data types divided between two places: active and ``arc/`` (neither
   holds all the data types of the other: a copy is not split), or the data root and
   ``.trash/`` (a data type in the trash that the data root lacks; trashed files of a data
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Iterator, List, Set, Tuple
 
-from RLA.layout import DATA_TYPES, LOG, TRASH, day_of, iter_run_dirs, type_root
+from RLA.layout import CORE_TYPES, DATA_TYPES, TRASH, day_of, iter_run_dirs, type_root
 from RLA.ops.journal import JournalError, load_journal, pending_journals
 from RLA.ops.lock import RootsLock
 from RLA.ops.recover import Recovery, recover_locked
@@ -77,10 +78,11 @@ def _trash_stamps(data_root: Path) -> List[Path]:
 def _runs_findings(data_root: Path, report: FsckReport) -> None:
     runs = _run_types(data_root)
     for (archived, rel), kinds in sorted(runs.items()):
-        if LOG not in kinds:
+        missing = [data_type for data_type in CORE_TYPES if data_type not in kinds]
+        if missing:
             report.findings.append(Finding("fragment", _label(archived, rel),
-                                           f"only under {', '.join(sorted(kinds))} (no log/); move the missing "
-                                           "parts back, or delete it with `rla delete`"))
+                                           f"only under {', '.join(sorted(kinds))} (no {'/, '.join(missing)}/); "
+                                           "move the missing parts back, or delete it with `rla delete`"))
         twin = runs.get((not archived, rel))
         if not archived and twin is not None and not (twin <= kinds or kinds <= twin):
             report.findings.append(Finding("split", rel, f"{', '.join(sorted(kinds))} active, "

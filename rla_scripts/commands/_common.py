@@ -133,16 +133,18 @@ def check_selection_args(args: argparse.Namespace) -> None:
 
 
 def report_fragments(rows: Iterable[Any], data_root: Path) -> None:
-    """A warning per selected run that has no ``log/`` (a fragment), and one for pending
-    journals of interrupted operations (``rla fsck`` tells more)."""
-    from RLA.layout import LOG
+    """A warning per selected run without ``log/`` or ``code/`` (a fragment, see
+    :data:`RLA.layout.CORE_TYPES`), and one for pending journals of interrupted operations
+    (``rla fsck`` tells more). One ``stat`` per run (two without ``run.json``)."""
+    from RLA.layout import CORE_TYPES, LOG
     from RLA.ops.journal import pending_journals
     from RLA.terminal import escape
 
     for row in rows:
-        if not row.record.info and not row.layout.log_dir.is_dir():
-            kinds = ", ".join(sorted(t for t in row.layout.existing_paths() if t != LOG))
-            print(f"warning: run {escape(row.index)} is a fragment: only {kinds} (no log/); "
+        missing = [t for t in CORE_TYPES if not (t == LOG and row.record.info) and not row.layout.path(t).is_dir()]
+        if missing:
+            kinds = ", ".join(sorted(row.layout.existing_paths()))
+            print(f"warning: run {escape(row.index)} is a fragment: only {kinds} (no {'/, '.join(missing)}/); "
                   "`rla fsck` lists fragments", file=sys.stderr)
     pending = pending_journals(data_root)
     if pending:

@@ -44,9 +44,9 @@ def test_a_results_only_fragment_is_listed_flagged_and_deletable(db, capsys):
     assert main(["list", "--data-root", str(db), "--format", "csv"]) == 0
     out, err = capsys.readouterr()
     assert len(out.strip().splitlines()) == 1 + 3
-    assert f"run {run.index} is a fragment: only results (no log/)" in err
+    assert f"run {run.index} is a fragment: only results (no log/, code/)" in err
     assert main(["fsck", "--data-root", str(db)]) == 1
-    assert f"fragment  {run.relative}: only under results (no log/)" in capsys.readouterr().out
+    assert f"fragment  {run.relative}: only under results (no log/, code/)" in capsys.readouterr().out
     assert main(["delete", run.index, "--yes", "--data-root", str(db)]) == 0
     assert not run.results_dir.exists()
     assert list((db / ".trash").rglob("fig.png"))
@@ -225,3 +225,12 @@ def test_move_to_trash_refuses_a_linked_trash(db, tmp_path):
     with pytest.raises(UnsafePathError, match="symbolic link"):
         move_to_trash(run.checkpoint_dir / "checkpoint-5.pt", db)
     assert (run.checkpoint_dir / "checkpoint-5.pt").exists() and not list(outside.iterdir())
+
+
+@pytest.mark.timeout(60)
+def test_a_run_without_its_code_folder_is_a_fragment(db, capsys):
+    """A copy cut short before code/ arrived keeps log/ (and run.json): still a fragment."""
+    run = fragment(db, types=("log", "archive_tester"))
+    assert main(["list", "--data-root", str(db)]) == 0
+    assert f"run {run.index} is a fragment: only archive_tester, log (no code/)" in capsys.readouterr().err
+    assert [(f.kind, f.where) for f in scan(db).findings] == [("fragment", run.relative)]
