@@ -20,6 +20,8 @@ def _pandas() -> Any:
 MAX_CELL_CHARS = 131072
 #: How much of a file :func:`read_header` reads to find the header line.
 MAX_HEADER_BYTES = 1 << 20
+#: A ``progress.csv`` with more columns is refused (each would become columns of every query).
+MAX_COLUMNS = 10_000
 
 
 def complete_lines(fname: Any, max_bytes: int = MAX_CSV_BYTES) -> bytes:
@@ -71,6 +73,7 @@ def frame_from_bytes(fname: Any, data: bytes, **kwargs: Any) -> Any:
         raise pandas.errors.EmptyDataError(f"{fname}: no complete line")
     if b"\x00" in data:  # invalid UTF-8 is refused by the parser below
         decode_text(fname, data[: data.index(b"\x00") + 1])
+    header_columns(fname, data.split(b"\n", 1)[0])
     try:
         frame = pandas.read_csv(io.BytesIO(data), **kwargs)
     except pandas.errors.EmptyDataError:
@@ -97,6 +100,24 @@ def read_progress_csv(fname: Any, **kwargs: Any) -> Any:
     return frame_from_bytes(fname, complete_lines(fname), **kwargs)
 
 
+def header_columns(fname: Any, line: bytes) -> List[str]:
+    """The column names in the first line of a ``progress.csv`` (at most :data:`MAX_COLUMNS`).
+
+    Raises:
+        UnreadableFileError: binary, malformed, too many columns or a name above the cell cap.
+    """
+    text = decode_text(fname, line).rstrip("\r")
+    if not text.strip():
+        return []
+    try:
+        header = next(csv.reader([text]))
+    except csv.Error as exc:  # a field above csv.field_size_limit()
+        raise UnreadableFileError(fname, f"a malformed header ({exc})") from None
+    if len(header) > MAX_COLUMNS:
+        raise UnreadableFileError(fname, f"{len(header)} columns (at most {MAX_COLUMNS})")
+    return [str(c) for c in header]
+
+
 def read_header(fname: Any) -> List[str]:
     """The column names of a ``progress.csv`` (its first line; regular files only).
 
@@ -104,15 +125,7 @@ def read_header(fname: Any) -> List[str]:
         UnreadableFileError: not a regular file, binary, or a malformed/oversized header.
         FileNotFoundError: no such file.
     """
-    data = read_prefix(fname, MAX_HEADER_BYTES)
-    line = decode_text(fname, data.split(b"\n", 1)[0])
-    if not line.strip():
-        return []
-    try:
-        header = next(csv.reader([line]))
-    except csv.Error as exc:  # a field above csv.field_size_limit()
-        raise UnreadableFileError(fname, f"a malformed header ({exc})") from None
-    return [str(c) for c in header]
+    return header_columns(fname, read_prefix(fname, MAX_HEADER_BYTES).split(b"\n", 1)[0])
 
 
 def read_csv(fname: str) -> Any:

@@ -11,8 +11,9 @@ import os
 import sqlite3
 from typing import Dict, Optional, Sequence, Tuple
 
-#: "2": records are checked by RLA.query.info_schema (older files hold unchecked ones).
-SCHEMA_VERSION = "2"
+#: "3": records are checked by RLA.query.info_schema and the size limits of RLA.query.records
+#: (older files may hold unchecked ones, which are then rebuilt from the tree).
+SCHEMA_VERSION = "3"
 BUSY_TIMEOUT_S = 30.0
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from RLA.logger.readers import complete_lines, frame_from_bytes
+from RLA.logger.readers import MAX_COLUMNS, complete_lines, frame_from_bytes
 from RLA.layout import ARCHIVE_TESTER, PROGRESS_CSV, RUN_INFO_FILE, RunLayout
 from RLA.naming import index_time, parse_run_name
 from RLA.query.info_schema import check_info
@@ -34,6 +34,9 @@ PARAMETER_FILE = "parameter.json"
 BACKUP_FILE = "backup.txt"
 #: ``backup.txt`` is read up to this size (it holds one line per hyper-parameter).
 MAX_BACKUP_BYTES = 16 << 20
+#: A run with more (flattened) hyper-parameters is damaged: listing it would add that many
+#: columns to every query's frame (``progress.csv``: :data:`RLA.logger.readers.MAX_COLUMNS`).
+MAX_PARAMS = 10_000
 #: The ``run.json`` keys the catalog keeps (the rest is read from disk when needed).
 INFO_KEYS = ("status", "host", "ip", "pid", "start_time", "end_time", "heartbeat", "heartbeat_interval",
              "exit_code", "parent", "task", "index")
@@ -240,6 +243,9 @@ def summarize_progress(path: Path, record: RunRecord) -> None:
         fast = _fast_numeric(data)
     except (UnicodeDecodeError, csv.Error, ValueError):
         fast = None
+    if fast is not None and len(fast[0]) > MAX_COLUMNS:
+        record.problems.append(f"corrupt progress.csv: {len(fast[0])} columns (at most {MAX_COLUMNS})")
+        return
     if fast is not None:
         header, array = fast
         record.n_rows = int(array.shape[0]) if header else 0
@@ -290,6 +296,10 @@ def read_record(run: RunLayout, sig: Optional[str] = None, full_info: bool = Tru
     try:
         read_info(run.log_dir / RUN_INFO_FILE, record)
         _load_params(run, record)
+        if len(record.params) > MAX_PARAMS:
+            record.problems.append(f"{len(record.params)} hyper-parameters in {record.param_source} "
+                                   f"(at most {MAX_PARAMS})")
+            record.params = {}
         if not full_info and record.info:
             record.info = {k: record.info[k] for k in INFO_KEYS if k in record.info}
         summarize_progress(run.log_dir / PROGRESS_CSV, record)

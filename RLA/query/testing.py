@@ -151,6 +151,11 @@ CRAFTED: Dict[str, Tuple[Callable[[RunLayout], None], str]] = {
     "progress_symlink_zero": (_replace("progress.csv", lambda p: p.symlink_to("/dev/zero")), "symbolic link"),
     "progress_binary": (_replace("progress.csv", lambda p: p.write_bytes(b"return,time-step\n\x00\x01,2\n")),
                         "binary"),
+    "hyper_params_10001": (_edit_info(hyper_params={f"k{i}": i for i in range(10_001)}),
+                           "10001 hyper-parameters"),
+    "progress_10001_columns": (_replace("progress.csv", lambda p: p.write_text(
+        ",".join(f"c{i}" for i in range(10_000)) + ",time-step\n" + ",".join(["1"] * 10_001) + "\n")),
+        "10001 columns"),
 }
 
 

@@ -138,8 +138,8 @@ def test_a_record_cached_by_an_older_version_is_not_trusted(tmp_path):
     root = tmp_path / "data"
     make_run(root, params={"a": 1}, curves={"r": [1.0]})
     assert len(list_runs(root)) == 1
-    with sqlite3.connect(root / INDEX_DB) as conn:  # an unchecked record, as version 1 of the index kept it
-        conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema'")
+    with sqlite3.connect(root / INDEX_DB) as conn:  # an unchecked record, as an older index kept it
+        conn.execute("UPDATE meta SET value = '2' WHERE key = 'schema'")
         conn.execute("UPDATE runs SET record = json_set(record, '$.info.status', 'running', '$.info.heartbeat', 5)")
     from RLA.query import WARM
     WARM.reset()
