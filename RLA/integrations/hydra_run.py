@@ -79,12 +79,12 @@ def _hydra_facts(hydra_cfg: Any) -> Dict[str, Any]:
 def _hyper_params(cfg: Any, hydra_cfg: Any) -> Dict[str, Any]:
     from omegaconf import OmegaConf
 
-    params = OmegaConf.to_container(cfg, resolve=True)
+    params: Dict[str, Any] = OmegaConf.to_container(cfg, resolve=True)  # type: ignore[assignment]
     choices = {group: choice for group, choice in (hydra_cfg.runtime.choices or {}).items()
                if not str(group).startswith("hydra/") and choice is not None}
     if choices:
         params[CHOICES] = dict(choices)
-    return params  # type: ignore[return-value]
+    return params
 
 
 def start_run(cfg: Any, *, rla_config: Union[str, Path, Dict[str, Any]], task: Optional[str] = None,

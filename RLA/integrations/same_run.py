@@ -75,7 +75,7 @@ def _snapshot_logs(log_dir: Path) -> Path:
             continuation.link_or_copy(log_dir / name, partial / name)
     if (log_dir / continuation.TB_DIR).is_dir():
         shutil.copytree(log_dir / continuation.TB_DIR, partial / continuation.TB_DIR,
-                        copy_function=continuation.link_or_copy)
+                        copy_function=lambda src, dst: continuation.link_or_copy(Path(src), Path(dst)))
     os.replace(partial, scratch)
     return scratch
 

@@ -183,7 +183,7 @@ class RLAJob(Checkpointable):
         absolute = (lambda p: str(Path(p).expanduser().resolve()) if isinstance(p, (str, Path)) else p)
         source = inspect.getsourcefile(train_fn) if inspect.isfunction(train_fn) else None
         self.train_fn = train_fn
-        self.settings = {"task": task, "rla_config": absolute(rla_config), "data_root": absolute(data_root),
+        self.settings: Dict[str, Any] = {"task": task, "rla_config": absolute(rla_config), "data_root": absolute(data_root),
                          "code_root": absolute(code_root), "run_file": [str(Path(source).resolve())] if source else []}
         self.hyper_params = dict(hyper_params or {})
         self.tracked_keys = list(tracked_keys)
@@ -211,9 +211,9 @@ class RLAJob(Checkpointable):
             manager.log_files_gen()
             manager.print_args()
             manager.update_run_info(**facts)
-            self.run = manager.layout.relative
+            self.run = manager.layout.relative  # type: ignore[union-attr]
         else:
-            layout = same_run.layout_of(manager.data_root, self.run)
+            layout = same_run.layout_of(manager.data_root, self.run)  # type: ignore[arg-type]
             same_run.continue_run(manager, layout, self.step, "requeued by submitit", **facts)
         return manager
 

@@ -15,7 +15,6 @@ import time
 from pathlib import Path
 from typing import Any, Dict
 
-import numpy as np
 import pandas as pd
 import pytest
 
