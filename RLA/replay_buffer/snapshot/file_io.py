@@ -10,7 +10,6 @@ import ctypes
 import errno
 import functools
 import importlib
-import json
 import os
 import zlib
 from concurrent.futures import Executor
@@ -19,6 +18,7 @@ from typing import Any, Callable, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from RLA import safe_read
 from RLA.errors import CorruptSnapshotError
 from RLA.replay_buffer.libc import libc_function
 
@@ -26,6 +26,9 @@ CHECKSUM = "crc32"
 READ_BLOCK = 64 << 20
 IOV_MAX = 512
 MAX_WRITE = 1 << 30  # Linux moves at most ~2 GiB per call
+#: The largest manifest read: a shard manifest lists one record (~300 bytes) per segment or
+#: trajectory, so 1 GiB is millions of them; anything larger is not RLA's.
+MAX_MANIFEST_BYTES = 1 << 30
 #: Read cold snapshot files with O_DIRECT (see direct_read.py). On by default;
 #: ``RLA_REPLAY_DIRECT_IO=0`` turns it off (every file then goes through the page cache).
 DIRECT_READS = os.environ.get("RLA_REPLAY_DIRECT_IO", "1") != "0" and \
@@ -250,9 +253,24 @@ def read_verified(path: Path, views: Sequence[memoryview], size: int, crc: int,
 
 
 def read_json_verified(path: Path, size: Optional[int] = None, crc: Optional[int] = None) -> Any:
-    """Parse a JSON file of the snapshot, optionally checking its size and CRC-32."""
-    with open(open_listed(path), "rb") as handle:
-        data = handle.read()
+    """Parse a JSON file of the snapshot, optionally checking its size and CRC-32.
+
+    Read like every file from outside (:mod:`RLA.safe_read`): only a regular file, never
+    through a link, without blocking on a FIFO, at most :data:`MAX_MANIFEST_BYTES`, nested at
+    most ``safe_read.MAX_JSON_DEPTH`` levels (checked before parsing).
+
+    Raises:
+        CorruptSnapshotError: missing, not a regular file, too large or deep, not JSON, or a
+            size or checksum that differs from the listed one.
+    """
+    try:
+        data = safe_read.read_bytes(path, MAX_MANIFEST_BYTES)
+    except FileNotFoundError:
+        raise CorruptSnapshotError(f"Snapshot file {path} is missing",
+                                   expected="every file listed in the manifest", found="no file",
+                                   fix="restore the file or load an older snapshot") from None
+    except safe_read.UnreadableFileError as exc:
+        raise unreadable(path, exc.reason) from None
     if size is not None and len(data) != size:
         raise CorruptSnapshotError(f"Snapshot file {path} has the wrong size",
                                    expected=f"{size} bytes", found=f"{len(data)} bytes",
@@ -260,8 +278,14 @@ def read_json_verified(path: Path, size: Optional[int] = None, crc: Optional[int
     if crc is not None and crc32(data) != crc:
         raise bad_checksum(path, crc, crc32(data))
     try:
-        return json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CorruptSnapshotError(f"Snapshot file {path} is not valid JSON",
-                                   expected="a JSON document", found=str(exc),
-                                   fix="load an older snapshot") from exc
+        return safe_read.parse_json(path, data)
+    except safe_read.UnreadableFileError as exc:
+        raise unreadable(path, exc.reason) from None
+
+
+def unreadable(path: Path, reason: str) -> CorruptSnapshotError:
+    """A snapshot file that cannot be read as what it should be (``reason`` says why)."""
+    problem = f"is {reason}" if reason.startswith(("not ", "a ")) else f"cannot be read: {reason}"
+    return CorruptSnapshotError(f"Snapshot file {path} {problem}",
+                                expected="a regular JSON file written by RLA", found=reason,
+                                fix="load an older snapshot")

@@ -1,7 +1,6 @@
 """Retention of published snapshots (``keep_last``) and garbage collection of segments."""
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import uuid
@@ -14,6 +13,7 @@ from RLA.fs import fsync_dir
 from RLA.replay_buffer.snapshot import format as fmt
 from RLA.replay_buffer.snapshot import staging
 from RLA.replay_buffer.snapshot import validate
+from RLA.replay_buffer.snapshot.file_io import read_json_verified
 
 
 
@@ -85,10 +85,10 @@ def referenced_segments(store: Path) -> Optional[Set[str]]:
     refs: Set[str] = set()
     for entry in fmt.snapshot_dirs(store):
         for shard in entry.glob("rank-*.json"):
-            try:
-                data = json.loads(shard.read_text())
+            try:  # a crafted FIFO or 100k-deep manifest must not hang or break the save
+                data = read_json_verified(shard)
                 refs.update(seg["file"] for seg in fmt.segment_records(data))
-            except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            except (OSError, ValueError, TypeError, KeyError, AttributeError, CorruptSnapshotError):
                 if _written_by_newer_rla(entry):
                     return None
     return refs
@@ -96,8 +96,8 @@ def referenced_segments(store: Path) -> Optional[Set[str]]:
 
 def _written_by_newer_rla(snap: Path) -> bool:
     try:
-        return fmt.is_newer(json.loads((snap / fmt.MANIFEST).read_text()))
-    except (OSError, ValueError):
+        return fmt.is_newer(read_json_verified(snap / fmt.MANIFEST))
+    except (OSError, ValueError, CorruptSnapshotError):
         return False
 
 
