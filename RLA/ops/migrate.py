@@ -13,13 +13,16 @@ from RLA.ops.plan import COPY, MOVE, Plan, build_plan
 def rewrite_run_info(target: RunLayout, source_index: str, copied: bool) -> None:
     """Make the moved (or copied) run's ``run.json`` name its new task, index and data root.
 
-    Idempotent: the repair of an interrupted migration calls it again.
+    Idempotent: the repair of an interrupted migration calls it again, and removes the temp
+    file a write killed half-way left (the target is this operation's: no one else writes it).
     """
+    from RLA.fs import remove_stale_temps
     from RLA.manager.run_info import read_run_info, write_run_info
 
     path = target.log_dir / RUN_INFO_FILE
     if not path.is_file():
         return
+    remove_stale_temps(path)
     info = read_run_info(path)
     info.update({"task": target.task, "index": target.index,
                  "data_root": os.fspath(Path(target.data_root).resolve())})

@@ -98,3 +98,19 @@ def test_an_interrupted_restore_is_repaired_whole(template, work):
             assert testing.manifest_of(run) == manifest, fault
             assert not any(os.path.lexists(p) for p in run.moved(archived=True).existing_paths().values())
         assert not testing._leftovers(root)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("op", ["migrate", "migrate --move"])
+def test_a_run_json_rewrite_killed_half_way_leaves_no_temp_file(op, template, work):
+    """A kill inside the atomic rewrite of the target's run.json leaves its temp file; the
+    repair rewrites run.json and removes it (a random kill found this window)."""
+    root = testing.fresh(template, work)
+    before = {run: testing.manifest_of(run) for run in testing._runs(root)}
+    testing.wait(testing.fork_op(root, op, "step-done:6"))  # the first run's data types are all there
+    first = min(before, key=lambda run: run.name)
+    temp = first.moved(task=testing.TARGET_TASK).log_dir / ".run.json.k1ll3d.tmp"
+    temp.write_text('{"task": "demo", "half')
+    testing.repair(root, op, "fsck")
+    outcome = testing.evaluate(op, root, before)
+    assert not outcome.bad and outcome.done == RUNS, outcome.notes
