@@ -20,7 +20,8 @@ PARTS = DOCS / "readme"
 RESULTS_MD = ROOT / "bench" / "RESULTS.md"
 README = ROOT / "README.md"
 ORDER = ["00_intro", "10_foundation", "logger", "checkpoints", "query", "sync", "replay", "dashboard",
-         "security", "compat", "dqn_example"]
+         "security", "compat", "integrations",
+         "dqn_example"]
 TAIL = ["90_tail"]
 START, END = "<!-- bench:start -->", "<!-- bench:end -->"
 _BENCH_HEADING = re.compile(r"^(#{3,4}) .*(Performance|Speed|benchmark)", re.I)
