@@ -24,6 +24,7 @@ EXTRAS = {
     "ray": ["ray[tune]>=2.41,<3"],
     "submitit": ["submitit>=1.5,<2"],
     "hydra": ["hydra-core>=1.3,<2", "hydra-submitit-launcher>=1.2,<2"],
+    "s3": ["s3fs>=2023.6", "fsspec>=2023.6"],  # object storage as the main node (RLA.sync.s3)
 }
 # Everything the test suite uses (the sync tests also need Debian's openssh-server,
 # installed by .ci/install-test-deps).
@@ -32,6 +33,7 @@ EXTRAS["test"] = sorted({
     "imageio>=2.31", "imageio-ffmpeg>=0.4.9", "gymnasium>=0.29", "stable-baselines3>=2.3",
     "starlette>=0.37", "uvicorn>=0.29", "httpx>=0.27", "selenium>=4.15",
     "ray[tune]>=2.41,<3", "submitit>=1.5,<2", "hydra-core>=1.3,<2",
+    "s3fs>=2023.6", "moto[server]>=5.0,<6", "boto3>=1.28",  # the S3 tests: moto's server on 127.0.0.1
 })
 # The peers the benchmarks measure RLA against.
 EXTRAS["bench"] = sorted({TORCH, "mlflow>=2.10", "stable-baselines3>=2.3", "torchrl", "tensordict",

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import List, Optional
 
 from RLA.config.fields import option
+from RLA.errors import ConfigError
 
 PASSWORD_ENV = "RLA_REMOTE_PASSWORD"
 
@@ -58,7 +59,7 @@ class RemoteSettings:
     read it with :meth:`resolved_password`.
     """
 
-    file_transfer_protocol: str = option("sftp", choices=("sftp", "ftp", "local"),
+    file_transfer_protocol: str = option("sftp", choices=("sftp", "ftp", "local", "s3"),
                                          doc="transport used to reach the main node")
     ftp_server: Optional[str] = option(None, doc="host name or IP address of the main node")
     port: Optional[int] = option(None, types=(int,), doc="port of the main node (default 22 for sftp, 21 for ftp)")
@@ -86,6 +87,41 @@ class RemoteSettings:
     max_file_size: Optional[int] = option(None, types=(int, str), convert=parse_size,
                                           doc="files larger than this (bytes, or e.g. 100M) are skipped "
                                               "with a warning by push and pull; unset: no cap")
+    bucket: Optional[str] = option(None, doc="s3: the bucket holding the database")
+    prefix: Optional[str] = option(None, doc="s3: key prefix of the database inside the bucket (e.g. labs/rl)")
+    endpoint_url: Optional[str] = option(None, doc="s3: URL of an S3-compatible store (MinIO, Ceph); "
+                                                   "unset: AWS or $AWS_ENDPOINT_URL")
+    region: Optional[str] = option(None, doc="s3: region name (unset: from the AWS profile or environment)")
+    profile: Optional[str] = option(None, doc="s3: AWS profile whose credentials are used "
+                                              "(credentials never go into rla_config.yaml)")
+
+    def __post_init__(self) -> None:
+        if self.file_transfer_protocol != "s3":
+            return
+        if self.password or self.username:
+            raise ConfigError("REMOTE_SETTING holds credentials for file_transfer_protocol: s3",
+                              expected="no username or password: S3 credentials come from the environment",
+                              found=f"REMOTE_SETTING.{'password' if self.password else 'username'} is set "
+                                    f"(its value is not shown)",
+                              fix="remove it from rla_config.yaml; set AWS_ACCESS_KEY_ID and "
+                                  "AWS_SECRET_ACCESS_KEY in the environment, or name a profile of "
+                                  "~/.aws/credentials in REMOTE_SETTING.profile, or use an instance role")
+        if not self.bucket:
+            raise ConfigError("REMOTE_SETTING.bucket is not set", expected="the bucket of the database for s3",
+                              found="an empty value", fix="set REMOTE_SETTING.bucket in rla_config.yaml")
+
+    def data_root_on_remote(self) -> Optional[str]:
+        """``remote_data_root``; for s3, where unset, the root of ``prefix`` (``/``)."""
+        if self.file_transfer_protocol == "s3":
+            return self.remote_data_root or "/"
+        return self.remote_data_root
+
+    def address(self) -> Optional[str]:
+        """The server part of the target's name (no secret): host, or endpoint and bucket for s3."""
+        if self.file_transfer_protocol == "s3":
+            prefix = (self.prefix or "").strip("/")
+            return f"{self.endpoint_url or 'aws'}|{self.region or ''}|{self.bucket}/{prefix}"
+        return self.ftp_server
 
     def resolved_password(self) -> Optional[str]:
         """The password from ``RLA_REMOTE_PASSWORD`` if set, else from the config."""

@@ -1,6 +1,6 @@
 """Sync runs between machines: the transport registry and :func:`open_transport`.
 
-Transports are plug-ins registered by name (``sftp``, ``ftp``, ``local``); third-party
+Transports are plug-ins registered by name (``sftp``, ``ftp``, ``local``, ``s3``); third-party
 packages add more through the ``rla.sync_transports`` entry-point group. Heavy
 dependencies (paramiko) are imported only when their transport is opened.
 """
@@ -20,6 +20,7 @@ TRANSPORTS: Registry[type] = Registry("sync transport", entry_point_group="rla.s
 TRANSPORTS.register("local", "RLA.sync.local:LocalTransport")
 TRANSPORTS.register("ftp", "RLA.sync.ftp:FTPTransport")
 TRANSPORTS.register("sftp", "RLA.sync.sftp:SFTPTransport", install_hint="pip install paramiko")
+TRANSPORTS.register("s3", "RLA.sync.s3:S3Transport", install_hint="pip install 'RLA[s3]' (s3fs)")
 
 
 def open_transport(settings: RemoteSettings, project_root: Optional[Path] = None,
@@ -40,6 +41,9 @@ def open_transport(settings: RemoteSettings, project_root: Optional[Path] = None
     cls = TRANSPORTS.get(protocol)
     if protocol == "local":
         return cls()
+    if protocol == "s3":  # credentials: AWS environment, profile or instance role only
+        return cls(bucket=settings.bucket, prefix=settings.prefix or "", endpoint_url=settings.endpoint_url,
+                   region=settings.region, profile=settings.profile, timeout=settings.timeout)
     if not settings.ftp_server:
         raise ConfigError("REMOTE_SETTING.ftp_server is not set", expected="the main node's host name or address",
                           found="an empty value", fix="set REMOTE_SETTING.ftp_server in rla_config.yaml")

@@ -75,6 +75,9 @@ class Transport(abc.ABC):
 
     #: Registry name of the transport ("sftp", "ftp", "local").
     name: str = ""
+    #: Files up to this many bytes are published by one atomic write (an object store's PUT):
+    #: push writes them in place, without a temporary name and a rename. 0: never.
+    atomic_write_limit: int = 0
 
     def __init__(self) -> None:
         self.bytes_sent = 0

@@ -132,8 +132,13 @@ def _append(transport: Transport, rpath: str, local: LocalFile, old: FileRecord,
 
 def _upload(transport: Transport, rpath: str, local: LocalFile, step: Step,
             manifest: RunManifest) -> Optional[FileRecord]:
-    """Whole file to a temporary name (resumed if possible), verified, then renamed."""
-    tmp = part_name(rpath)
+    """Whole file to a temporary name (resumed if possible), verified, then renamed.
+
+    Where the transport publishes the whole file atomically (one object PUT), it is written
+    in place: no reader can see it half written either way.
+    """
+    direct = step.action is not Action.RESUME and local.size <= transport.atomic_write_limit
+    tmp = rpath if direct else part_name(rpath)
     offset = 0
     if step.action is Action.RESUME:
         partial = transport.stat(tmp)
@@ -156,5 +161,6 @@ def _upload(transport: Transport, rpath: str, local: LocalFile, step: Step,
     if result.sent != length:
         return None
     _verify(tmp, result, local.size)
-    transport.rename(tmp, rpath)
+    if not direct:
+        transport.rename(tmp, rpath)
     return FileRecord(local.size, local.mtime_ns, digest.hexdigest(), local.mode)

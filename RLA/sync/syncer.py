@@ -52,13 +52,13 @@ class RunSyncer:
                  connect: Optional[Callable[[], Transport]] = None,
                  sleep: Callable[[float], None] = time.sleep, channels: int = DEFAULT_CHANNELS,
                  max_file_size: Optional[int] = None) -> None:
-        if not settings.remote_data_root:
+        if not settings.data_root_on_remote():
             raise ConfigError("REMOTE_SETTING.remote_data_root is not set",
                               expected="the data_root of the database on the main node",
                               found="an empty value", fix="set REMOTE_SETTING.remote_data_root in rla_config.yaml")
         self.settings = settings
         self.data_root = Path(data_root)
-        self.remote_root = settings.remote_data_root.rstrip("/") or "/"
+        self.remote_root = (settings.data_root_on_remote() or "").rstrip("/") or "/"
         self.data_types = list(data_types or settings.sync_types or DEFAULT_SYNC_TYPES)
         self.warn = warn
         self.max_file_size = max_file_size if max_file_size is not None else settings.max_file_size
@@ -72,10 +72,12 @@ class RunSyncer:
             def connect() -> Transport:
                 return open_transport(settings, project_root=project_root, warn=self.warn)
         self._connect = connect
-        self.target = target_id(settings.file_transfer_protocol, settings.ftp_server, settings.port,
+        self.target = target_id(settings.file_transfer_protocol, settings.address(), settings.port,
                                 settings.username, self.remote_root)
         user = f"{settings.username}@" if settings.username else ""
         host = f"{user}{settings.ftp_server}" + (f":{settings.port}" if settings.port else "")
+        if settings.file_transfer_protocol == "s3":
+            host = f"{settings.bucket}/{(settings.prefix or '').strip('/')}".rstrip("/")
         self.where = (f"{settings.file_transfer_protocol}://{host}{self.remote_root}"
                       if settings.file_transfer_protocol != "local" else self.remote_root)
 

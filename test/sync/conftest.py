@@ -12,6 +12,7 @@ from typing import Callable, Dict, Iterator, Optional
 import pytest
 
 from RLA.layout import RunLayout
+from s3_server import moto_server, s3_bucket, s3_target  # noqa: F401 - fixtures of the S3 tests
 from sync_helpers import (FTP_PASSWORD, FTP_USER, RUN_NAMES, SSHD, TASK, FTPServerInfo, SSHServer, Target,
                           free_port, ftp_settings, settings, sftp_settings, wait_port)
 
@@ -123,7 +124,18 @@ def ftp_drop() -> type:
 @pytest.fixture(params=["local", "ftp", "sftp"])
 def target(request: pytest.FixtureRequest, tmp_path: Path) -> Target:
     """Each transport in turn, with an empty remote data root."""
-    kind = request.param
+    return _make_target(request.param, request, tmp_path)
+
+
+@pytest.fixture
+def target_factory(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[str], Target]:
+    """``target_factory(kind)``: the target of one transport (``s3`` included) for this test."""
+    return lambda kind: _make_target(kind, request, tmp_path)
+
+
+def _make_target(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> Target:
+    if kind == "s3":
+        return request.getfixturevalue("s3_target")
     if kind == "local":
         root = tmp_path / "remote_db"
         return Target(kind, settings(file_transfer_protocol="local", remote_data_root=str(root)), root)

@@ -1,4 +1,4 @@
-"""One contract every transport (local, ftp, sftp) passes: primitives and whole-run sync."""
+"""One contract every transport (local, ftp, sftp, s3) passes: primitives and whole-run sync."""
 from __future__ import annotations
 
 import io
@@ -12,6 +12,12 @@ from RLA.sync.syncer import RunSyncer
 from sync_helpers import RUN_NAMES, Target, tree
 
 pytestmark = pytest.mark.timeout(60)
+
+
+@pytest.fixture(params=["local", "ftp", "sftp", "s3"])
+def target(request: pytest.FixtureRequest, target_factory) -> Target:
+    """Every transport in turn, the object store (moto's S3 server) included."""
+    return target_factory(request.param)
 
 
 def _rooted(target: Target, rel: str) -> str:

@@ -1,0 +1,168 @@
+"""The object-store calls of the S3 transport (s3fs), with request counting and error translation.
+
+Credentials are never passed in: s3fs (botocore) finds them in the standard places, the
+``AWS_ACCESS_KEY_ID`` / ``AWS_SECRET_ACCESS_KEY`` / ``AWS_SESSION_TOKEN`` environment
+variables, a profile of ``~/.aws/credentials``, or the instance's role.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import os
+from collections import Counter
+from typing import Any, Dict, Iterator, List, Optional, Tuple
+
+from RLA.errors import AuthError, SyncError, TransportError
+from RLA.sync.s3_parts import ObjectInfo
+
+#: Most pages one listing reads (1,000 keys each): a store cannot keep a listing going forever.
+MAX_LIST_PAGES = 100_000
+#: Error codes that mean "the credentials are wrong", never retried.
+_AUTH_CODES = ("InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken", "InvalidToken",
+               "AccessDenied", "NoCredentialsError", "PartialCredentialsError")
+
+
+def _seconds(when: Any) -> Optional[float]:
+    if isinstance(when, _dt.datetime):
+        return when.timestamp()
+    return None
+
+
+class S3Client:
+    """One s3fs session on one bucket; every request is counted in :attr:`requests`.
+
+    Args:
+        bucket: the bucket's name.
+        endpoint_url: the store's URL (MinIO, Ceph); ``None``: AWS (or ``$AWS_ENDPOINT_URL``).
+        region: the region name; ``None``: from the profile or the environment.
+        profile: a profile of ``~/.aws/config`` / ``~/.aws/credentials``.
+        timeout: seconds for connecting and for each read.
+    """
+
+    def __init__(self, bucket: str, endpoint_url: Optional[str] = None, region: Optional[str] = None,
+                 profile: Optional[str] = None, timeout: float = 30.0) -> None:
+        import s3fs
+
+        self.bucket = bucket
+        self.where = f"s3://{bucket}" + (f" at {endpoint_url}" if endpoint_url else "")
+        self.requests: Counter = Counter()
+        client_kwargs: Dict[str, Any] = {}
+        if region:
+            client_kwargs["region_name"] = region
+        endpoint = endpoint_url or os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+        self.fs = s3fs.S3FileSystem(endpoint_url=endpoint, profile=profile, client_kwargs=client_kwargs,
+                                    config_kwargs={"connect_timeout": timeout, "read_timeout": timeout,
+                                                   "retries": {"max_attempts": 2}},
+                                    use_listings_cache=False, skip_instance_cache=True)
+        self.fs.retries = 2  # the syncer retries whole runs with its own backoff
+
+    def fail(self, action: str, key: str, exc: BaseException) -> SyncError:
+        """The error to raise for ``exc`` (credentials problems are :class:`AuthError`)."""
+        text = f"{type(exc).__name__}: {exc}"
+        if isinstance(exc, PermissionError) or any(code in text for code in _AUTH_CODES):
+            return AuthError(f"The object store refused to {action} s3://{self.bucket}/{key}",
+                             expected="credentials allowed to read and write the bucket",
+                             found=text,
+                             fix="set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the environment, or "
+                                 "REMOTE_SETTING.profile to a profile of ~/.aws/credentials, or use an "
+                                 "instance role; never put keys in rla_config.yaml")
+        return TransportError(f"S3 could not {action} s3://{self.bucket}/{key} ({self.where})",
+                              expected="a reachable object store and an existing bucket", found=text,
+                              fix="check REMOTE_SETTING.endpoint_url, bucket and region, then sync again")
+
+    def call(self, method: str, key: str = "", **kwargs: Any) -> Any:
+        """``method`` of the S3 API on this bucket (``Key=key`` unless ``key`` is empty)."""
+        self.requests[method] += 1
+        if key:
+            kwargs["Key"] = key
+        try:
+            return self.fs.call_s3(method, Bucket=self.bucket, **kwargs)
+        except FileNotFoundError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - botocore/aiohttp errors become TransportError
+            raise self.fail(method.replace("_", " "), key, exc) from None
+
+    def head(self, key: str) -> Optional[Dict[str, Any]]:
+        """HEAD ``key``: ``None`` when there is no such object."""
+        try:
+            return self.call("head_object", key)
+        except FileNotFoundError:
+            return None
+
+    def list(self, prefix: str, delimiter: Optional[str] = None) -> Tuple[List[ObjectInfo], List[str]]:
+        """Objects below ``prefix`` (and, with a delimiter, the common prefixes), all pages."""
+        objects: List[ObjectInfo] = []
+        prefixes: List[str] = []
+        for page in self._pages(prefix, delimiter):
+            for item in page.get("Contents", ()):
+                objects.append(ObjectInfo(str(item["Key"]), int(item.get("Size", 0)), str(item.get("ETag", "")),
+                                          _seconds(item.get("LastModified"))))
+            prefixes.extend(str(p["Prefix"]) for p in page.get("CommonPrefixes", ()))
+        return objects, prefixes
+
+    def _pages(self, prefix: str, delimiter: Optional[str]) -> Iterator[Dict[str, Any]]:
+        kwargs: Dict[str, Any] = {"Prefix": prefix}
+        if delimiter:
+            kwargs["Delimiter"] = delimiter
+        for _ in range(MAX_LIST_PAGES):
+            try:
+                page = self.call("list_objects_v2", **kwargs)
+            except FileNotFoundError as exc:  # the bucket itself is missing
+                raise self.fail("list", prefix, exc) from None
+            yield page
+            token = page.get("NextContinuationToken")
+            if not page.get("IsTruncated") or not token:
+                return
+            kwargs["ContinuationToken"] = token
+
+    def put(self, key: str, data: bytes, metadata: Dict[str, str]) -> str:
+        """One atomic PUT; returns the new object's ETag."""
+        return str(self.call("put_object", key, Body=data, Metadata=metadata).get("ETag", ""))
+
+    def get(self, key: str, start: int, end: int) -> bytes:
+        """Bytes ``start .. end-1`` of ``key`` (FileNotFoundError when it is gone)."""
+        self.requests["get_object"] += 1
+        try:
+            return self.fs.cat_file(f"{self.bucket}/{key}", start=start, end=end)
+        except FileNotFoundError:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            raise self.fail("read", key, exc) from None
+
+    def copy(self, src: str, dst: str, metadata: Optional[Dict[str, str]] = None) -> str:
+        """Server-side copy (no payload travels); with ``metadata``, it replaces the old one."""
+        extra: Dict[str, Any] = {"MetadataDirective": "COPY"}
+        if metadata is not None:
+            extra = {"MetadataDirective": "REPLACE", "Metadata": metadata}
+        out = self.call("copy_object", dst, CopySource={"Bucket": self.bucket, "Key": src}, **extra)
+        return str(out.get("CopyObjectResult", {}).get("ETag", ""))
+
+    def delete(self, keys: List[str]) -> None:
+        """Delete ``keys`` (missing ones are fine), up to 1,000 per request."""
+        for start in range(0, len(keys), 1000):
+            batch = [{"Key": key} for key in keys[start:start + 1000]]
+            self.call("delete_objects", Delete={"Objects": batch, "Quiet": True})
+
+    def compose(self, dst: str, segments: List[Tuple[str, Any]], metadata: Dict[str, str]) -> str:
+        """One multipart upload of ``segments`` (``("copy", key)`` or ``("data", bytes)``), in order.
+
+        Nothing is visible at ``dst`` before the upload completes (then all at once).
+        """
+        upload = self.call("create_multipart_upload", dst, Metadata=metadata)["UploadId"]
+        try:
+            parts = []
+            for number, (kind, value) in enumerate(segments, start=1):
+                if kind == "copy":
+                    out = self.call("upload_part_copy", dst, UploadId=upload, PartNumber=number,
+                                    CopySource={"Bucket": self.bucket, "Key": value})
+                    etag = out["CopyPartResult"]["ETag"]
+                else:
+                    etag = self.call("upload_part", dst, UploadId=upload, PartNumber=number, Body=value)["ETag"]
+                parts.append({"PartNumber": number, "ETag": etag})
+            out = self.call("complete_multipart_upload", dst, UploadId=upload, MultipartUpload={"Parts": parts})
+            return str(out.get("ETag", ""))
+        except BaseException:
+            try:
+                self.call("abort_multipart_upload", dst, UploadId=upload)
+            except Exception:  # noqa: BLE001 - the store expires it; the first error matters
+                pass
+            raise
