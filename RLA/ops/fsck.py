@@ -26,7 +26,7 @@ from typing import Dict, Iterator, List, Set, Tuple
 
 from RLA.layout import CORE_TYPES, DATA_TYPES, TRASH, day_of, iter_run_dirs, type_root
 from RLA.ops.journal import JournalError, load_journal, pending_journals
-from RLA.ops.lock import RootsLock
+from RLA.ops.lock import RootsLock, journal_dir
 from RLA.ops.recover import Recovery, recover_locked
 from RLA.ops.steps import GONE, PART, STAGED_RE, remove
 
@@ -170,9 +170,19 @@ def repair(data_root: os.PathLike) -> FsckReport:
             if kind == PART and op_id not in owned:
                 remove(path)
                 removed.append(f"removed the incomplete copy {path.relative_to(root).as_posix()}")
+        for temp in _journal_temps(root):  # a journal write killed before its rename
+            temp.unlink()
+            removed.append(f"removed the unfinished journal {temp.relative_to(root).as_posix()}")
         report = scan(root)
     report.repaired = recovery.lines() + removed
     return report
+
+
+def _journal_temps(root: Path) -> List[Path]:
+    folder = journal_dir(root)
+    if not folder.is_dir():
+        return []
+    return sorted(folder / name for name in os.listdir(folder) if name.startswith(".") and name.endswith(".tmp"))
 
 
 def _readable(root: Path, path: Path) -> bool:

@@ -234,3 +234,25 @@ def test_a_run_without_its_code_folder_is_a_fragment(db, capsys):
     assert main(["list", "--data-root", str(db)]) == 0
     assert f"run {run.index} is a fragment: only archive_tester, log (no code/)" in capsys.readouterr().err
     assert [(f.kind, f.where) for f in scan(db).findings] == [("fragment", run.relative)]
+
+
+@pytest.mark.timeout(60)
+def test_repair_removes_an_unfinished_journal_write(db, capsys):
+    (db / JOURNAL_DIR).mkdir()
+    temp = db / JOURNAL_DIR / ".20261125-101010-1-abcdef.json.x1y2.tmp"
+    temp.write_text('{"format_version": 1, "act')
+    assert main(["fsck", "--repair", "--data-root", str(db)]) == 0
+    assert not temp.exists() and "removed the unfinished journal" in capsys.readouterr().out
+
+
+@pytest.mark.timeout(120)
+def test_a_repair_killed_half_way_is_finished_by_the_next_one(db):
+    testing.warm_up(db)
+    before = {run: testing.manifest_of(run) for run in iter_run_dirs(db, "log", task="demo")}
+    testing.wait(testing.fork_op(db, "archive", "step-done:5"))
+    status = testing.wait(testing.fork_cli(db, ["fsck", "--repair"], "step-done:4"))
+    assert os.WEXITSTATUS(status) == 86  # the repair itself was stopped
+    assert main(["fsck", "--repair", "--data-root", str(db)]) == 0
+    for run, manifest in before.items():
+        assert testing.manifest_of(run.moved(archived=True)) == manifest
+        assert not run.existing_paths()
