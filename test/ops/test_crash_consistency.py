@@ -114,3 +114,37 @@ def test_a_run_json_rewrite_killed_half_way_leaves_no_temp_file(op, template, wo
     testing.repair(root, op, "fsck")
     outcome = testing.evaluate(op, root, before)
     assert not outcome.bad and outcome.done == RUNS, outcome.notes
+
+
+@pytest.mark.timeout(180)
+def test_a_real_rla_process_stopped_or_killed_is_repaired_whole(template, work, subprocess_env):
+    """The same through `python -m rla_scripts.cli` in a fresh interpreter: the fault point
+    is set by its environment variable, then SIGKILLs at random times of the whole command."""
+    import signal
+    import subprocess
+    import sys
+    import time
+    from RLA.ops.faults import FAULT_ENV
+
+    def command(root):
+        return [sys.executable, "-m", "rla_scripts.cli", "archive", "--task", "demo", "--yes",
+                "--data-root", str(root)]
+    root = testing.fresh(template, work)
+    before = {run: testing.manifest_of(run) for run in testing._runs(root)}
+    done = subprocess.run(command(root), env=dict(subprocess_env, **{FAULT_ENV: "step-done:5"}),
+                          capture_output=True, timeout=120)
+    assert done.returncode == FAULT_STATUS
+    testing.repair(root, "archive", "fsck")
+    outcome = testing.evaluate("archive", root, before)
+    assert not outcome.bad and outcome.done == RUNS, outcome.notes
+    rng = random.Random("real-process")
+    for _ in range(3):
+        root = testing.fresh(template, work)
+        before = {run: testing.manifest_of(run) for run in testing._runs(root)}
+        child = subprocess.Popen(command(root), env=subprocess_env, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0.3, 2.0))
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=60)
+        testing.repair(root, "archive", "rerun")
+        assert not testing.evaluate("archive", root, before).bad
