@@ -15,6 +15,7 @@
     ├── ReplayBufferError        bad replay-buffer usage (schema, capacity, arguments)
     │   └── CorruptSnapshotError a snapshot that fails verification
     ├── BackendNotInstalledError an optional dependency (torch, tensorflow, ...) is missing
+    │   └── MissingBackendError  the config names one (also a ConfigError, raised by configure())
     ├── DiskFullError            a write hit a full disk or quota (also OSError, errno ENOSPC/EDQUOT)
     └── UnsafePathError          a name or path would reach outside the data root (also ValueError)
 
@@ -104,6 +105,14 @@ class CorruptSnapshotError(ReplayBufferError):
 
 class BackendNotInstalledError(RLAError):
     """An optional dependency needed for the requested feature is not installed."""
+
+
+class MissingBackendError(ConfigError, BackendNotInstalledError):
+    """The config names a checkpoint backend or output format whose package is not installed.
+
+    Raised by ``exp_manager.configure()`` before any run exists; both a :class:`ConfigError`
+    and a :class:`BackendNotInstalledError`.
+    """
 
 
 class HyperParameterError(RLAError, KeyError):

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable, Dict, Generic, List, Optional, TypeVar, Union
+from typing import Any, Callable, Dict, Generic, List, Optional, Sequence, Tuple, TypeVar, Union
 
 from RLA.errors import BackendNotInstalledError, RLAError
 
@@ -26,11 +26,18 @@ class Registry(Generic[T]):
         self.entry_point_group = entry_point_group
         self._entries: Dict[str, Union[T, str]] = {}
         self._hints: Dict[str, str] = {}
+        self._requires: Dict[str, Tuple[str, ...]] = {}
         self._scanned = entry_point_group is None
 
     def register(self, name: str, obj: Union[T, str], install_hint: str = "",
-                 override: bool = False) -> None:
-        """Add ``obj`` under ``name``; refuses to silently replace an existing entry."""
+                 override: bool = False, requires: Sequence[str] = ()) -> None:
+        """Add ``obj`` under ``name``; refuses to silently replace an existing entry.
+
+        Args:
+            install_hint: the ``fix`` shown when the plug-in's package is missing.
+            requires: top-level modules the plug-in imports when used; :meth:`check_installed`
+                looks for them without importing them.
+        """
         if not override and name in self._entries and self._entries[name] is not obj:
             raise RLAError(f"A {self.kind} named {name!r} is already registered",
                            expected="a new name", found=f"{name!r} -> {self._entries[name]!r}",
@@ -38,11 +45,13 @@ class Registry(Generic[T]):
         self._entries[name] = obj
         if install_hint:
             self._hints[name] = install_hint
+        self._requires[name] = tuple(requires)
 
     def unregister(self, name: str) -> None:
         """Remove ``name`` if present."""
         self._entries.pop(name, None)
         self._hints.pop(name, None)
+        self._requires.pop(name, None)
 
     def decorator(self, name: str) -> Callable[[T], T]:
         """``@registry.decorator("name")`` registers the decorated class or function."""
@@ -90,6 +99,30 @@ class Registry(Generic[T]):
             obj = self._load(name, obj)
             self._entries[name] = obj
         return obj  # type: ignore[return-value]
+
+    def check_installed(self, name: str) -> None:
+        """Raise when ``name`` is unknown or a module it requires cannot be found.
+
+        Cheap: the modules are looked up (``importlib.util.find_spec``), not imported.
+
+        Raises:
+            RLAError: unknown name (with a did-you-mean hint).
+            BackendNotInstalledError: a required module is not installed.
+        """
+        import importlib.util
+
+        if name not in self:
+            self.get(name)  # raises the unknown-name error
+        for module in self._requires.get(name, ()):
+            try:
+                found = importlib.util.find_spec(module) is not None
+            except (ImportError, ValueError):
+                found = False
+            if not found:
+                raise BackendNotInstalledError(
+                    f"The {self.kind} {name!r} needs {module}, which is not installed",
+                    expected=f"module {module} importable", found=f"no module named {module!r}",
+                    fix=self._hints.get(name, f"install the package providing {module}"))
 
     def _load(self, name: str, dotted: str) -> Any:
         module_name, _, attr = dotted.partition(":")

@@ -10,10 +10,12 @@ from RLA.registry import Registry
 
 #: Checkpoint backends by name; third parties add theirs via the ``rla.checkpoint_backends`` entry points.
 backends: "Registry[type]" = Registry("checkpoint backend", entry_point_group="rla.checkpoint_backends")
-backends.register("torch", "RLA.checkpoint.torch_backend:TorchBackend", install_hint=torch_hint())
+backends.register("torch", "RLA.checkpoint.torch_backend:TorchBackend",
+                  install_hint=torch_hint("set DL_FRAMEWORK: none (numpy checkpoints)"), requires=("torch",))
 backends.register("numpy", "RLA.checkpoint.numpy_backend:NumpyBackend")
 backends.register("tensorflow", "RLA.checkpoint.tensorflow_backend:TensorflowBackend",
-                  install_hint="pip install tensorflow")
+                  install_hint="pip install tensorflow, or set DL_FRAMEWORK: none (numpy checkpoints)",
+                  requires=("tensorflow",))
 
 #: ``DL_FRAMEWORK`` value -> default backend name.
 FRAMEWORK_BACKENDS: Dict[str, str] = {"torch": "torch", "tensorflow": "tensorflow", "none": "numpy"}

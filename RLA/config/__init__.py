@@ -5,16 +5,9 @@ from pathlib import Path
 
 from RLA.config.loader import CONFIG_NAME, find_config, load_config, read_yaml
 from RLA.config.remote import PASSWORD_ENV, RemoteSettings
-from RLA.config.schema import BackupConfig, ProjectType, RLAConfig
+from RLA.config.schema import BackupConfig, ProjectType, RLAConfig, installed_framework
 
 DEFAULT_CONFIG_FILE = Path(__file__).with_name("default_rla_config.yaml")
-
-
-def installed_framework() -> str:
-    """The checkpoint backend a new config should name: ``torch`` when PyTorch imports, else ``none``."""
-    import importlib.util
-
-    return "torch" if importlib.util.find_spec("torch") is not None else "none"
 
 
 def default_config_text(dl_framework: str = "torch") -> str:

@@ -15,7 +15,7 @@ from RLA.errors import ConfigError
 CONFIG_NAME = "rla_config.yaml"
 _SECTIONS = {"PROJECT_TYPE": ProjectType, "BACKUP_CONFIG": BackupConfig,
              "REMOTE_SETTING": RemoteSettings, "REDACT": RedactSettings}
-_SCALARS = {"LOG_USED", "DL_FRAMEWORK", "SEND_LOG_FILE", "DATA_ROOT", "HEARTBEAT_INTERVAL"}
+_SCALARS = {"LOG_USED", "DL_FRAMEWORK", "SEND_LOG_FILE", "DATA_ROOT", "HEARTBEAT_INTERVAL", "STDOUT_INTERVAL"}
 _FRAMEWORKS = ("torch", "tensorflow", "none")
 
 
@@ -142,6 +142,13 @@ def _scalars(raw: Dict[str, Any], origin: str) -> Dict[str, Any]:
             raise ConfigError(f"{origin}: key HEARTBEAT_INTERVAL has a bad value", expected="a positive number of seconds",
                               found=repr(beat), fix="write HEARTBEAT_INTERVAL: 30")
         out["HEARTBEAT_INTERVAL"] = float(beat)
+    if raw.get("STDOUT_INTERVAL") is not None:
+        every = raw["STDOUT_INTERVAL"]
+        if isinstance(every, bool) or not isinstance(every, (int, float)) or not every >= 0:
+            raise ConfigError(f"{origin}: key STDOUT_INTERVAL has a bad value",
+                              expected="seconds between two tables printed on stdout, >= 0 (0 = every dump)",
+                              found=repr(every), fix="write STDOUT_INTERVAL: 5")
+        out["STDOUT_INTERVAL"] = float(every)
     return out
 
 

@@ -13,6 +13,20 @@ LOG_FORMATS_BUILTIN = ("stdout", "log", "csv", "json", "tensorboard")
 DEFAULT_LOG_USED = ["stdout", "log", "csv", "tensorboard"]
 
 
+def installed_framework() -> str:
+    """``DL_FRAMEWORK`` when the config does not say: ``torch`` when PyTorch is installed, else ``none``.
+
+    Looked up, not imported. A config that names ``torch`` explicitly without PyTorch is
+    refused by ``exp_manager.configure()`` instead.
+    """
+    import importlib.util
+
+    try:
+        return "torch" if importlib.util.find_spec("torch") is not None else "none"
+    except (ImportError, ValueError):
+        return "none"
+
+
 @dataclass(frozen=True)
 class ProjectType:
     """``PROJECT_TYPE``: how the code is backed up."""
@@ -44,12 +58,13 @@ class RLAConfig:
     PROJECT_TYPE: ProjectType = field(default_factory=ProjectType)
     BACKUP_CONFIG: BackupConfig = field(default_factory=BackupConfig)
     LOG_USED: List[str] = field(default_factory=lambda: list(DEFAULT_LOG_USED))
-    DL_FRAMEWORK: str = "torch"
+    DL_FRAMEWORK: str = field(default_factory=installed_framework)
     SEND_LOG_FILE: bool = False
     REMOTE_SETTING: RemoteSettings = field(default_factory=RemoteSettings)
     REDACT: RedactSettings = field(default_factory=RedactSettings)
     DATA_ROOT: Optional[str] = None
     HEARTBEAT_INTERVAL: float = 30.0
+    STDOUT_INTERVAL: float = 5.0
     source: Optional[Path] = None
     project_root: Path = field(default_factory=Path.cwd)
 
@@ -94,6 +109,7 @@ class RLAConfig:
             "REMOTE_SETTING": public_dict(self.REMOTE_SETTING),
             "REDACT": public_dict(self.REDACT),
             "HEARTBEAT_INTERVAL": self.HEARTBEAT_INTERVAL,
+            "STDOUT_INTERVAL": self.STDOUT_INTERVAL,
         }
         if self.DATA_ROOT is not None:
             out["DATA_ROOT"] = self.DATA_ROOT

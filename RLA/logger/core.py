@@ -44,6 +44,22 @@ def normalize_value(val: Any) -> Any:
     return val
 
 
+def check_total_steps(total: Any) -> Optional[int]:
+    """``total`` as a positive int (numpy ints accepted), or ``None``.
+
+    Raises:
+        LoggerError: anything else (bools, floats, zero, negative numbers).
+    """
+    if total is None:
+        return None
+    value = normalize_value(total)
+    if type(value) is not int or value < 1:
+        raise LoggerError("The total number of time-steps must be a positive int",
+                          expected="e.g. 1_000_000 (or None when unknown)", found=repr(total),
+                          fix="pass the time-step the run ends at")
+    return value
+
+
 def _check_key(key: Any) -> None:
     if type(key) is not str or "\n" in key or "\r" in key:
         raise LoggerError("A logged key must be a string without line breaks",
@@ -87,6 +103,7 @@ class Logger:
         self._excluded: Dict[str, Tuple[str, ...]] = {}
         self._last_record: Dict[str, int] = {}
         self._ma: Dict[str, Deque[float]] = {}
+        self.total_steps: Optional[int] = None
         try:
             if self.dir is not None:
                 os.makedirs(self.dir, exist_ok=True)
@@ -276,6 +293,20 @@ class Logger:
         self._cnt = {**counts, **self._cnt}
 
     dump_tabular = dumpkvs
+
+    def set_total_steps(self, total: Optional[int]) -> None:
+        """Tell the formats the time-step the run is expected to reach (``None``: unknown).
+
+        The ``stdout`` format shows the progress and an ETA with it; the value is kept for
+        formats added later. ``exp_manager.set_total_steps`` calls this for every run.
+
+        Raises:
+            LoggerError: ``total`` is not a positive int (or ``None``).
+        """
+        total = check_total_steps(total)
+        self.total_steps = total
+        for writer in self.writers:
+            writer.set_total_steps(total)
 
     def record_hyper_params(self, hyper_params: Mapping[str, Any]) -> None:
         """Hand the run's hyper-parameters to every format that records them."""

@@ -21,6 +21,7 @@ from RLA.manager.code_backup import backup_code, default_ignore_files
 from RLA.manager.git_info import git_facts
 from RLA.manager.host import host_ip, package_versions, process_facts, redacted_argv
 from RLA.manager.lifecycle import Heartbeat, exit_watcher
+from RLA.manager.preflight import check_config
 from RLA.manager.checkpointing import CheckpointMixin
 from RLA.manager.replaying import ReplayMixin
 from RLA.manager.syncing import SyncMixin
@@ -85,6 +86,8 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
         self._time_records: Dict[str, float] = {}
         self._finished = True
         self._redaction: Optional[RedactionPolicy] = None
+        #: The time-step training ends at, when known (``set_total_steps``).
+        self.total_steps: Optional[int] = None
         #: The new run's start time (its index); tests inject a fixed one.
         self.clock: Callable[[], _dt.datetime] = _dt.datetime.now
 
@@ -129,6 +132,7 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
             raise ConfigError("configure() needs rla_config", expected="a path to rla_config.yaml or a dict",
                               found="None", fix="pass rla_config='rla_config.yaml' (create it with `rla init`)")
         config = load_config(config_source, project_root=code_root)
+        check_config(config)  # LOG_USED names and the backend's package, before any run folder exists
         if root is None and config.DATA_ROOT is not None:
             root = config.resolve(config.DATA_ROOT)
         if root is None:
@@ -247,7 +251,17 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
         self.layout, self.record_date = layout, when
         self.custom_data = {}
         self.parent = None
+        self.run_info = {}
         self._finished = False
+        try:
+            self._make_run(layout, when)
+        except BaseException as exc:
+            self._end_half_made_run(layout, when, exc)
+            raise
+        return layout
+
+    def _make_run(self, layout: RunLayout, when: _dt.datetime) -> None:
+        assert self.config is not None
         for data_type in DIR_TYPES:
             layout.path(data_type).mkdir(parents=True, exist_ok=True)
         layout.path(ARCHIVE_TESTER).parent.mkdir(parents=True, exist_ok=True)
@@ -258,7 +272,22 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
         self._heartbeat = Heartbeat(self._beat, self.config.HEARTBEAT_INTERVAL)
         exit_watcher.watch(self)
         self.print_log_dir()
-        return layout
+
+    def _end_half_made_run(self, layout: RunLayout, when: _dt.datetime, exc: BaseException) -> None:
+        """End a run whose creation failed as ``crashed`` (``killed`` on Ctrl-C), its error in run.json.
+
+        Without this the half-made run stayed ``running`` with no error recorded. A second
+        failure while recording is printed; the caller re-raises the first one.
+        """
+        interrupted = isinstance(exc, KeyboardInterrupt)
+        status, code = (ri.KILLED, 130) if interrupted else (ri.CRASHED, 1)
+        try:
+            if self.run_info.get("index") != layout.index:  # failed before run.json was written
+                self._write_initial_run_info(layout, when)
+            self.finish(status=status, exit_code=code, error=f"{type(exc).__name__}: {exc}")
+        except Exception as second:  # noqa: BLE001 - the first error is the one to raise
+            print(f"RLA: while recording the failed start of run {layout.index}: "
+                  f"{type(second).__name__}: {second}", file=sys.stderr)
 
     def reattach(self, layout: RunLayout, **fields: Any) -> RunLayout:
         """Continue an existing run of this data root in this process, as the same run.
@@ -334,6 +363,7 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
             "parent": None,
             "data_root": str(self.data_root),
             "config": self.config.public_dict(),
+            "total_steps": self.total_steps,
         }
         with self._info_lock:
             self.run_info = info
@@ -359,11 +389,35 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
     def _configure_logger(self) -> None:
         from RLA.easy_log import logger
 
+        from RLA.logger.formats.stdout import StdoutOutputFormat
+
         assert self.config is not None and self.layout is not None
-        logger.configure(dir=str(self.layout.log_dir), format_strs=self.config.log_used,
-                         hyper_params=self.redaction.redact_mapping(_jsonable(self.hyper_param)),
-                         redact=self.redaction.redact_text,
-                         on_dump=getattr(self, "_log_callback", None))
+        new = logger.configure(dir=str(self.layout.log_dir), format_strs=self.config.log_used,
+                               hyper_params=self.redaction.redact_mapping(_jsonable(self.hyper_param)),
+                               redact=self.redaction.redact_text,
+                               on_dump=getattr(self, "_log_callback", None))
+        for writer in new.writers:
+            if isinstance(writer, StdoutOutputFormat):
+                writer.interval = self.config.STDOUT_INTERVAL
+        new.set_total_steps(self.total_steps)
+
+    def set_total_steps(self, total: Optional[int]) -> None:
+        """The time-step the training ends at: stdout shows the progress and an ETA with it.
+
+        Kept for the next runs of this manager and recorded as ``total_steps`` in run.json.
+        Call it before or after ``log_files_gen()``; ``None`` forgets it.
+
+        Raises:
+            LoggerError: ``total`` is not a positive int.
+        """
+        from RLA.logger.core import check_total_steps
+
+        self.total_steps = check_total_steps(total)
+        if self._active():
+            from RLA.easy_log import logger
+
+            logger.get_current().set_total_steps(self.total_steps)
+            self.update_run_info(total_steps=self.total_steps)
 
     def reopen_logger(self) -> None:
         """Re-open the logger on the run's log dir (after its files were replaced, e.g. a fork)."""

@@ -32,6 +32,7 @@ def main() -> None:
     exp_manager.add_record_param(["env_id", "lr", "seed"])
     exp_manager.configure("demo_task", rla_config=os.path.join(HERE, "rla_config.yaml"),
                           data_root=args.data_root, run_file=__file__)
+    exp_manager.set_total_steps(args.steps)  # stdout's progress line shows the ETA
     exp_manager.log_files_gen()
     exp_manager.print_args()
 

@@ -54,6 +54,8 @@ def test_every_format_round_trips_rows(fmt: str, tmp_path: Path,
                                        capsys: pytest.CaptureFixture[str]) -> None:
     writer = make_output_format(fmt, str(tmp_path))
     assert writer.name == fmt
+    if fmt == "stdout":
+        writer.interval = 0  # every dump as a table (by default at most one per STDOUT_INTERVAL)
     warnings: List[str] = []
     writer.warn_fn = warnings.append
     with writer:

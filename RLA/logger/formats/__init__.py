@@ -29,7 +29,8 @@ output_formats.register("log", "RLA.logger.formats.log:LogTxtOutputFormat")
 output_formats.register("csv", "RLA.logger.formats.csv:CSVOutputFormat")
 output_formats.register("json", "RLA.logger.formats.json:JSONOutputFormat")
 output_formats.register("tensorboard", "RLA.logger.formats.tensorboard:TensorBoardOutputFormat",
-                        install_hint="pip install tensorboardX")
+                        install_hint="pip install tensorboardX, or remove 'tensorboard' from LOG_USED",
+                        requires=("tensorboardX",))
 
 BUILTIN_FORMATS = ("stdout", "log", "csv", "json", "tensorboard")
 

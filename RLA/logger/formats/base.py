@@ -75,6 +75,9 @@ class KVWriter:
     def write_hyper_params(self, hyper_params: Mapping[str, Any]) -> None:
         """Record the run's hyper-parameters once (default: ignore them)."""
 
+    def set_total_steps(self, total: Optional[int]) -> None:
+        """The time-step the run is expected to reach, for progress displays (default: ignore it)."""
+
     def flush(self) -> None:
         """Push buffered data to the operating system (default: nothing buffered)."""
 
