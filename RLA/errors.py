@@ -16,6 +16,7 @@
     │   └── CorruptSnapshotError a snapshot that fails verification
     ├── BackendNotInstalledError an optional dependency (torch, tensorflow, ...) is missing
     │   └── MissingBackendError  the config names one (also a ConfigError, raised by configure())
+    ├── RecorderError            a figure/image/video that cannot be recorded (e.g. nothing drawn)
     ├── DiskFullError            a write hit a full disk or quota (also OSError, errno ENOSPC/EDQUOT)
     └── UnsafePathError          a name or path would reach outside the data root (also ValueError)
 
@@ -113,6 +114,10 @@ class MissingBackendError(ConfigError, BackendNotInstalledError):
     Raised by ``exp_manager.configure()`` before any run exists; both a :class:`ConfigError`
     and a :class:`BackendNotInstalledError`.
     """
+
+
+class RecorderError(RLAError):
+    """A figure, image or video cannot be recorded as asked (e.g. there is nothing drawn)."""
 
 
 class HyperParameterError(RLAError, KeyError):

@@ -4,7 +4,34 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
 
+from RLA.errors import RecorderError
 from RLA.recorders.base import PathLike, publish, result_path
+
+
+def _figure_to_save(fig: Any) -> Any:
+    """``fig`` as given, or the current figure; never a blank one made up by ``plt.gcf()``.
+
+    Raises:
+        RecorderError: without ``fig``, no figure is open (``pretty_plot_wrapper`` closes its
+            figure after saving it) or the current figure has nothing drawn on it. A figure
+            passed explicitly is saved as it is.
+    """
+    import matplotlib.pyplot as plt
+
+    if fig is not None:
+        return fig
+    if not plt.get_fignums():
+        raise RecorderError("No figure to save: no matplotlib figure is open",
+                            expected="a figure drawn before save(), or save(name, fig=...)",
+                            found="no open figure (pretty_plot_wrapper saves and closes its own figure)",
+                            fix="draw first (plt.plot(...)) and then call save, or pass fig=")
+    fig = plt.gcf()
+    drawn = (fig.axes, fig.texts, fig.images, fig.lines, fig.patches, fig.artists, fig.legends,
+             getattr(fig, "subfigs", []))
+    if not any(drawn):
+        raise RecorderError("The current figure is empty", expected="a figure with axes or artists",
+                            found=f"{fig!r} with nothing drawn", fix="plot into it before saving it, or pass fig=")
+    return fig
 
 
 def save_figure(results_dir: Optional[PathLike], name: str, fig: Any = None, step: Optional[int] = None,
@@ -16,11 +43,15 @@ def save_figure(results_dir: Optional[PathLike], name: str, fig: Any = None, ste
 
     Returns:
         The file, or ``None`` when it exists and ``cover`` is False (never overwritten).
+
+    Raises:
+        RecorderError: without ``fig``, no figure is open or the current one is empty (a blank
+            file is never made up).
     """
     import matplotlib.pyplot as plt
 
     path = result_path(results_dir, name, step, add_timestamp, default_ext=".png")
-    figure = fig if fig is not None else plt.gcf()
+    figure = _figure_to_save(fig)
     savefig_kw.setdefault("format", path.suffix.lstrip(".") or "png")
     with publish(path, cover) as tmp:
         if tmp is None:
