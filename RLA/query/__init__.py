@@ -8,7 +8,8 @@ Example::
     curves = query.load_curves(frame, ["return"])   # index, metric, time-step, value
 
 The SQLite catalog ``<data_root>/.rla_index.sqlite`` only caches what the directory tree
-holds; it is refreshed on every call and rebuilt when missing, stale or corrupt.
+holds; it is refreshed on every call (for the scope queried) and rebuilt when missing, old or
+corrupt. The filters are compiled to SQL, so a query decodes only the runs it returns.
 """
 from __future__ import annotations
 
@@ -33,7 +34,8 @@ def list_runs(data_root: Union[str, os.PathLike], task: Optional[str] = None,
               regex: Union[str, Sequence[str], None] = None, where: Optional[str] = None,
               since: Any = None, until: Any = None, status: Union[str, Sequence[str], None] = None,
               archived: Optional[bool] = False, include_broken: bool = False,
-              stats: Sequence[str] = ("last", "min", "max"), verify: bool = False) -> Any:
+              stats: Sequence[str] = ("last", "min", "max"), verify: bool = False,
+              columns: Optional[Sequence[str]] = None, limit: Optional[int] = None, offset: int = 0) -> Any:
     """List runs as a DataFrame: one row per run.
 
     Columns: ``index, task, status, start_time, end_time, host, ip, archived, time_step,
@@ -41,18 +43,23 @@ def list_runs(data_root: Union[str, os.PathLike], task: Optional[str] = None,
     nested ones), then ``last(m)``, ``min(m)``, ``max(m)`` for each scalar ``m``. The list
     of skipped broken runs is in ``frame.attrs['skipped']`` (and emitted as warnings).
 
-    Runs created, deleted or moved always show at once. A run whose ``run.json`` says it
-    ended and whose files have not changed for a minute is "settled": a long-lived process
-    checks its files at most every 30 s (a hand edit shows within that); ``verify=True``
-    checks every file now. See :mod:`RLA.query.warm`.
+    Runs created, deleted, archived or moved always show at once, and so do a running run's
+    new rows. A run whose ``run.json`` says it ended and whose files have not changed for a
+    minute is "settled": its files are checked again when the last check (by any process)
+    is older than an hour (:data:`RLA.query.warm.RECHECK_S`), or at once with
+    ``verify=True``. See :mod:`RLA.query.warm`.
+
+    Args:
+        columns: only these columns (names of the full frame; unknown ones are left out).
+        limit, offset: the page of runs (in index order) to return; only its rows are decoded.
 
     See :func:`select_runs` for the filters and the errors raised.
     """
     selection = select_runs(data_root, task=task, regex=regex, where=where, since=since,
                             until=until, status=status, archived=archived,
-                            include_broken=include_broken, verify=verify)
+                            include_broken=include_broken, verify=verify, limit=limit, offset=offset)
     warn_skipped(selection)
-    frame = rows_to_frame(selection.runs, stats)
+    frame = rows_to_frame(selection.runs, stats, columns)
     frame.attrs["skipped"] = list(selection.skipped)
     return frame
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 from RLA.layout import LOG
 from RLA.query.expr import METRIC_FUNCS
@@ -43,12 +43,15 @@ def _static_item(row: RunRow, log_root: str) -> Dict[str, Any]:
     return item
 
 
-def rows_to_frame(rows: Sequence[RunRow], stats: Sequence[str] = METRIC_FUNCS) -> Any:
+def rows_to_frame(rows: Sequence[RunRow], stats: Sequence[str] = METRIC_FUNCS,
+                  columns: Optional[Sequence[str]] = None) -> Any:
     """Build the DataFrame of :func:`RLA.query.list_runs` from selected runs.
 
     Args:
         rows: the runs.
         stats: which metric summaries become columns (subset of last, min, max).
+        columns: only these columns, in this order (names no run has are left out); the
+            other cells are never built.
     """
     import pandas as pd
 
@@ -57,16 +60,11 @@ def rows_to_frame(rows: Sequence[RunRow], stats: Sequence[str] = METRIC_FUNCS) -
     param_keys: Dict[str, None] = {}
     metric_keys: Dict[str, None] = {}
     for row in rows:
-        memo = row.memo
-        item = memo.get(id(row.record)) if memo is not None else None
-        if item is None:
-            root_key = (row.layout.data_root, row.layout.archived)
-            if root_key not in log_roots:
-                log_roots[root_key] = os.fspath(row.layout.type_root(LOG))
-            item = _static_item(row, log_roots[root_key])
-            if memo is not None:
-                memo[id(row.record)] = item
-        item = dict(item, status=row.status)  # a running run's status changes with time
+        root_key = (row.layout.data_root, row.layout.archived)
+        if root_key not in log_roots:
+            log_roots[root_key] = os.fspath(row.layout.type_root(LOG))
+        item = _static_item(row, log_roots[root_key])
+        item["status"] = row.status
         param_keys.update(dict.fromkeys(row.record.params))
         for metric, triple in row.record.metrics.items():
             metric_keys.setdefault(metric, None)
@@ -75,16 +73,20 @@ def rows_to_frame(rows: Sequence[RunRow], stats: Sequence[str] = METRIC_FUNCS) -
         records.append(item)
     params = sorted(k for k in param_keys if k not in BASE_COLUMNS)
     metric_cols = [metric_column(f, m) for m in sorted(metric_keys) for f in stats]
+    names = BASE_COLUMNS + params + metric_cols
+    if columns is not None:
+        present = set(names)
+        names = [name for name in dict.fromkeys(columns) if name in present]
     nan = float("nan")  # what from_records puts in a cell a row lacks
-    columns = {name: [item.get(name, nan) for item in records] for name in BASE_COLUMNS + params + metric_cols}
+    cells = {name: [item.get(name, nan) for item in records] for name in names}
     if records:  # naive local times; numpy converts None to NaT (cheaper than pd.to_datetime)
         import numpy as np
 
-        columns["start_time"] = np.array(columns["start_time"], dtype="datetime64[us]")
-        columns["end_time"] = np.array(columns["end_time"], dtype="datetime64[us]")
+        for name in ("start_time", "end_time"):
+            if name in cells:
+                cells[name] = np.array(cells[name], dtype="datetime64[us]")
     # The dict is in column order; naming the columns again makes pandas reindex (slower).
-    frame = pd.DataFrame(columns, copy=False) if records else \
-        pd.DataFrame(columns, columns=BASE_COLUMNS + params + metric_cols)
-    frame.attrs["param_columns"] = params
-    frame.attrs["metric_columns"] = metric_cols
+    frame = pd.DataFrame(cells, copy=False) if records else pd.DataFrame(cells, columns=names)
+    frame.attrs["param_columns"] = [p for p in params if p in cells]
+    frame.attrs["metric_columns"] = [m for m in metric_cols if m in cells]
     return frame

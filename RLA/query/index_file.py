@@ -4,30 +4,63 @@ It is only a cache (:mod:`RLA.query.catalog` decides what goes in): a missing, o
 or corrupt file is deleted and started over; a file another process holds longer than the
 busy timeout, a read-only data root or a filesystem SQLite cannot lock fall back to an
 in-memory database, and a write that cannot be made is skipped (the answer came from disk).
+
+Tables: ``runs`` (one row per readable run on disk: its record, the file signature it was read
+from, whether it is settled and when its files were last checked, and the columns the
+``where`` compiler reads: ``status``, ``start_time``, ``pjson``/``mjson`` for SQLite's JSON
+functions), ``dirs`` (directory listings with their mtimes, see :mod:`RLA.query.tree`) and
+``meta`` (schema version; ``generation``, bumped by every write that changes a run).
+``unread`` holds the runs on disk without a stored record (damaged, or not read yet): they
+are read from disk on every query, so no failure is ever cached.
 """
 from __future__ import annotations
 
 import os
 import sqlite3
-from typing import Dict, Optional, Sequence, Tuple
+from typing import Iterable, Optional, Sequence, Tuple
 
-#: "3": records are checked by RLA.query.info_schema and the size limits of RLA.query.records
-#: (older files may hold unchecked ones, which are then rebuilt from the tree).
-SCHEMA_VERSION = "3"
+#: "4": listings, settled/checked columns and the query columns (older files are rebuilt).
+SCHEMA_VERSION = "4"
 BUSY_TIMEOUT_S = 30.0
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
     key TEXT PRIMARY KEY,
+    day TEXT NOT NULL,
     task TEXT NOT NULL,
     archived INTEGER NOT NULL,
     sig TEXT NOT NULL,
+    settled INTEGER NOT NULL,
+    checked_at REAL NOT NULL,
+    status TEXT,
+    start_time TEXT,
+    exact INTEGER NOT NULL,
+    pjson TEXT,
+    mjson TEXT,
     record TEXT NOT NULL
 );
+CREATE INDEX IF NOT EXISTS runs_day ON runs(day);
 CREATE INDEX IF NOT EXISTS runs_task ON runs(task);
+CREATE INDEX IF NOT EXISTS runs_live ON runs(settled, checked_at);
+CREATE TABLE IF NOT EXISTS unread (
+    key TEXT PRIMARY KEY,
+    day TEXT NOT NULL,
+    task TEXT NOT NULL,
+    archived INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS unread_day ON unread(day);
+CREATE TABLE IF NOT EXISTS dirs (
+    path TEXT PRIMARY KEY,
+    mtime_ns INTEGER NOT NULL,
+    trusted INTEGER NOT NULL,
+    day TEXT,
+    names TEXT NOT NULL
+);
 """
-#: A row of the ``runs`` table: key, task, archived, signature, record JSON.
-Row = Tuple[str, str, int, str, str]
+#: The columns of ``runs``, in order (for INSERT).
+RUN_COLUMNS = ("key", "day", "task", "archived", "sig", "settled", "checked_at", "status", "start_time",
+               "exact", "pjson", "mjson", "record")
+INSERT_RUN = f"INSERT OR REPLACE INTO runs VALUES ({', '.join('?' * len(RUN_COLUMNS))})"
 
 
 class IndexFile:
@@ -57,7 +90,10 @@ class IndexFile:
             conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
         elif row[0] != SCHEMA_VERSION:
             raise sqlite3.DatabaseError(f"schema version {row[0]} != {SCHEMA_VERSION}")
-        conn.execute("SELECT count(*) FROM runs").fetchone()
+        # A file of the right version but another layout (hand-made, truncated) is refused too.
+        conn.execute(f"SELECT {', '.join(RUN_COLUMNS)} FROM runs LIMIT 1").fetchall()
+        conn.execute("SELECT path, mtime_ns, trusted, day, names FROM dirs LIMIT 1").fetchall()
+        conn.execute("SELECT key, day, task, archived FROM unread LIMIT 1").fetchall()
         return conn
 
     def remove_files(self) -> None:
@@ -86,7 +122,7 @@ class IndexFile:
                     self.in_memory = True
                     self._conn = self._connect(":memory:")
                     return self._conn
-                # Corrupt or foreign file: it is only a cache, so drop it and start over.
+                # Corrupt, old or foreign file: it is only a cache, so drop it and start over.
                 self.rebuilt_reason = f"unusable ({exc})"
                 try:
                     self.remove_files()
@@ -101,6 +137,13 @@ class IndexFile:
         self._conn = self._connect(":memory:")
         return self._conn
 
+    def start_over(self, reason: str) -> None:
+        """Delete a file found corrupt while in use and open an empty one."""
+        self.close()
+        if not self.in_memory:
+            self.remove_files()
+        self.rebuilt_reason = reason
+
     def close(self) -> None:
         """Close the connection (safe to call twice)."""
         if self._conn is not None:
@@ -113,49 +156,49 @@ class IndexFile:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def stat(self) -> Optional[Tuple[int, int, int]]:
-        """Identity of the file's current contents (inode, size, mtime); None if missing."""
+    def generation(self) -> int:
+        """A number bumped by every write that changed a run (0 for a new file)."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        return int(row[0]) if row else 0
+
+    def begin(self) -> bool:
+        """Start a write transaction; False when the file cannot be written now (then skip)."""
         try:
-            st = os.stat(self.path)
-        except OSError:
-            return None
-        return st.st_ino, st.st_size, st.st_mtime_ns
+            self.conn.execute("BEGIN IMMEDIATE")
+            return True
+        except sqlite3.OperationalError:
+            return False
 
-    def rows(self, task: Optional[str] = None) -> Dict[str, Tuple[str, str]]:
-        """``{key: (signature, record JSON)}`` of one task and its sub-tasks (or all).
-
-        A file found corrupt while reading is deleted and started over (empty).
-        """
-        try:
-            return self._rows(task)
-        except sqlite3.DatabaseError:
-            self.close()
-            self.remove_files()
-            self.rebuilt_reason = "corrupt while reading"
-            return self._rows(task)
-
-    def _rows(self, task: Optional[str]) -> Dict[str, Tuple[str, str]]:
-        if task is None:
-            rows = self.conn.execute("SELECT key, sig, record FROM runs")
-        else:
-            rows = self.conn.execute(
-                "SELECT key, sig, record FROM runs WHERE task = ? OR substr(task, 1, ?) = ?",
-                (task, len(task) + 1, task + "/"))
-        return {key: (sig, record) for key, sig, record in rows}
-
-    def write(self, rows: Sequence[Row], deletes: Sequence[str]) -> None:
-        """Insert or replace ``rows`` and delete the ``deletes`` keys in one transaction."""
+    def commit(self, changed_runs: bool) -> bool:
+        """Commit (bumping the generation when runs changed); a failure rolls back (False)."""
         conn = self.conn
         try:
-            conn.execute("BEGIN IMMEDIATE")
-            conn.executemany("INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?, ?)", rows)
-            conn.executemany("DELETE FROM runs WHERE key = ?", [(k,) for k in deletes])
+            if changed_runs:
+                conn.execute("INSERT INTO meta VALUES ('generation', '1') ON CONFLICT(key) DO UPDATE "
+                             "SET value = CAST(value AS INTEGER) + 1")
             conn.execute("COMMIT")
+            return True
         except sqlite3.OperationalError:
-            # Locked for longer than the busy timeout or read-only: the answer is still
-            # correct (it came from disk); only the cache update is skipped.
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
+            return False
+
+    def fall_back_to_memory(self) -> None:
+        """Continue with an empty private in-memory index (the file cannot be written now)."""
+        self.close()
+        self.in_memory = True
+        self.path = ":memory:"
+        self._conn = self._connect(":memory:")
+
+    def rollback(self) -> None:
+        if self._conn is not None and self._conn.in_transaction:
+            self._conn.execute("ROLLBACK")
+
+    def in_chunks(self, sql: str, values: Sequence[str], extra: Tuple = ()) -> Iterable[tuple]:
+        """Run ``sql`` (with one ``{}`` for a ``?, ?, ...`` list) over ``values`` in chunks."""
+        for lo in range(0, len(values), 500):
+            chunk = list(values[lo:lo + 500])
+            yield from self.conn.execute(sql.format(", ".join("?" * len(chunk))), tuple(chunk) + extra)
 
     def count(self) -> int:
         """Rows currently stored."""

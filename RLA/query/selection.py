@@ -19,8 +19,8 @@ from RLA.layout import RunLayout
 from RLA.naming import DATE_RE
 from RLA.query.catalog import Catalog, ProgressFn
 from RLA.query.expr import Query, RowView, parse_query
-from RLA.query.prefilter import candidates, group_values
 from RLA.query.records import RunRecord, start_time_of
+from RLA.query.stored import addressable, decode
 
 UNKNOWN_STATUS = "unknown"
 #: Run columns a query may name (hyper-parameters of the same name shadow them).
@@ -35,15 +35,11 @@ class RunRow:
     for most runs).
     """
 
-    __slots__ = ("layout", "record", "memo", "_status", "_start")
+    __slots__ = ("layout", "record", "_status", "_start")
 
-    def __init__(self, layout: RunLayout, record: RunRecord,
-                 memo: Optional[Dict[int, Dict[str, Any]]] = None) -> None:
+    def __init__(self, layout: RunLayout, record: RunRecord) -> None:
         self.layout = layout
         self.record = record
-        #: Shared cache of the rows' static frame cells, by ``id(record)``; valid while the
-        #: records it was made for are alive and unchanged (one per catalog generation).
-        self.memo = memo
         self._status: Optional[str] = None
         self._start: Any = False
 
@@ -173,13 +169,44 @@ def match_selector(run: RunLayout, selector: str) -> bool:
     return rel.startswith(selector)
 
 
-def _known_names(records: Iterable[RunRecord]) -> Tuple[set, set]:
-    names = set(RUN_COLUMNS)
-    metrics: set = set()
-    for record in records:
+def known_names(catalog: Catalog, task: Optional[str], archived: Optional[bool],
+                damaged: Iterable[RunRecord]) -> Tuple[set, set]:
+    """Every hyper-parameter/run column name and every metric of the runs in scope."""
+    scope, args = catalog.scope_sql(task, [False, True] if archived is None else [archived])
+    names, metrics = set(RUN_COLUMNS), set()
+    for column, into in (("pjson", names), ("mjson", metrics)):
+        into.update(name for (name,) in catalog.conn.execute(
+            f"SELECT DISTINCT j.key FROM runs, json_each(runs.{column}) AS j WHERE {scope}", args))
+    for record in damaged:
         names.update(record.params)
         metrics.update(record.metrics)
+    # names SQLite's JSON cannot address are only in the stored records
+    for (text,) in catalog.conn.execute(f"SELECT record FROM runs WHERE exact = 0 AND {scope}", args):
+        record = decode(text)
+        if record is not None:
+            names.update(record.params)
+            metrics.update(record.metrics)
     return names, metrics
+
+
+def _has(catalog: Catalog, column: str, name: str, scope: str, args: Tuple[Any, ...]) -> bool:
+    return addressable(name) and bool(catalog.conn.execute(
+        f"SELECT EXISTS(SELECT 1 FROM runs WHERE {scope} AND json_type({column}, ?) IS NOT NULL)",
+        args + (f'$."{name}"',)).fetchone()[0])
+
+
+def check_query_names(catalog: Catalog, query: Query, task: Optional[str], archived: Optional[bool],
+                      damaged: Iterable[RunRecord]) -> None:
+    """:func:`check_names` against the scope, in SQL (every name is looked up with an index
+    scan that stops at the first run having it); the full name list is built only for the error."""
+    damaged = list(damaged)
+    scope, args = catalog.scope_sql(task, [False, True] if archived is None else [archived])
+    names_ok = all(name in RUN_COLUMNS or _has(catalog, "pjson", name, scope, args)
+                   or any(name in r.params for r in damaged) for name in query.names)
+    metrics_ok = all(_has(catalog, "mjson", m, scope, args) or any(m in r.metrics for r in damaged)
+                     for m in query.metrics)
+    if not (names_ok and metrics_ok):
+        check_names(query, known_names(catalog, task, archived, damaged))
 
 
 def check_names(query: Query, known: Tuple[set, set]) -> None:
@@ -226,12 +253,57 @@ def check_task(catalog: Catalog, task: str, scanned: int) -> None:
                            "check --task and --data-root")
 
 
+def _sql_filters(query: Optional[Query], statuses: List[str], since_t: Optional[_dt.datetime],
+                 until_t: Optional[_dt.datetime]) -> Tuple[str, Tuple[Any, ...]]:
+    """The SQL condition selecting the candidates (a superset: Python decides exactly)."""
+    from RLA.query.sqlwhere import compile_query
+    from RLA.query.stored import TIME_FORMAT
+
+    parts: List[str] = []
+    args: Tuple[Any, ...] = ()
+    if query is not None:
+        (may, may_args), _ = compile_query(query)
+        parts.append(may)
+        args += may_args
+    if statuses:  # a stored 'running' may be crashed now: Python decides those
+        parts.append(f"(status IN ({', '.join('?' * len(statuses))}) OR status = 'running')")
+        args += tuple(statuses)
+    slack = _dt.timedelta(days=2)  # stored times are local to the writer's time zone
+    if since_t is not None:
+        parts.append("start_time >= ?")
+        args += ((since_t - slack).strftime(TIME_FORMAT),)
+    if until_t is not None:
+        parts.append("start_time <= ?")
+        args += ((until_t + slack).strftime(TIME_FORMAT),)
+    return " AND ".join(parts) or "1", args
+
+
+def _merged(stored: Iterable[Tuple[RunLayout, RunRecord]], damaged: List[Tuple[RunLayout, RunRecord]]
+            ) -> Iterable[Tuple[RunLayout, RunRecord]]:
+    """The stored runs and the damaged ones (include_broken), in key order."""
+    from RLA.query.tree import run_key
+
+    if not damaged:
+        yield from stored
+        return
+    queue = sorted(damaged, key=lambda pair: run_key(pair[0]))
+    for layout, record in stored:
+        while queue and run_key(queue[0][0]) < run_key(layout):
+            yield queue.pop(0)
+        yield layout, record
+    yield from queue
+
+
 def select_runs(data_root: Union[str, os.PathLike, Catalog], task: Optional[str] = None,
                 regex: Union[str, Sequence[str], None] = None, where: Union[str, Query, None] = None,
                 since: Any = None, until: Any = None, status: Union[str, Sequence[str], None] = None,
                 archived: Optional[bool] = False, include_broken: bool = False,
-                progress: Optional[ProgressFn] = None, verify: bool = False) -> Selection:
-    """Select runs of a data root.
+                progress: Optional[ProgressFn] = None, verify: bool = False,
+                limit: Optional[int] = None, offset: int = 0) -> Selection:
+    """Select runs of a data root (in index order).
+
+    The catalog is refreshed for the scope, the filters are compiled to SQL over the index
+    (:mod:`RLA.query.sqlwhere`), and only the candidate rows are decoded and checked exactly.
 
     Args:
         data_root: the database root (or an open :class:`Catalog`).
@@ -242,8 +314,9 @@ def select_runs(data_root: Union[str, os.PathLike, Catalog], task: Optional[str]
         status: ``running``, ``finished``, ``crashed``, ``killed`` or ``unknown`` (or a list).
         archived: ``False`` active runs, ``True`` archived runs, ``None`` both.
         include_broken: keep runs that could not be read (they still appear in ``skipped``).
-        progress: wraps the iterable of runs the catalog re-reads (a progress bar).
-        verify: ``stat`` every run's files, settled runs too (see :mod:`RLA.query.warm`).
+        progress: ``progress(items, total)`` returns a bar (tqdm) for runs read from disk.
+        verify: list every folder and ``stat`` every run's files now (see :mod:`RLA.query.warm`).
+        limit, offset: the page of the selected runs to return (no more rows are decoded).
 
     Raises:
         RunNotFoundError: ``task`` has no run at all.
@@ -263,45 +336,49 @@ def select_runs(data_root: Union[str, os.PathLike, Catalog], task: Optional[str]
     own = not isinstance(data_root, Catalog)
     catalog = Catalog(data_root) if own else data_root
     try:
-        pairs = catalog.records(task=task, archived=archived, progress=progress, verify=verify)
-        if task is not None:
-            check_task(catalog, task, len(pairs))
+        return _select(catalog, task, archived, query, selectors, since_t, until_t, statuses, include_broken,
+                       progress, verify, limit, offset)
     finally:
         if own:
             catalog.close()
-    state = catalog.state
-    keep, unsure = None, set()
+
+
+def _select(catalog: Catalog, task: Optional[str], archived: Optional[bool], query: Optional[Query],
+            selectors: List[str], since_t: Optional[_dt.datetime], until_t: Optional[_dt.datetime],
+            statuses: List[str], include_broken: bool, progress: Optional[ProgressFn], verify: bool,
+            limit: Optional[int], offset: int) -> Selection:
+    from RLA.query.tree import layout_of
+
+    damaged = catalog.refresh(task, archived, progress, verify)
+    scope, scope_args = catalog.scope_sql(task, [False, True] if archived is None else [archived])
+    scanned = int(catalog.conn.execute(f"SELECT count(*) FROM runs WHERE {scope}", scope_args).fetchone()[0]) \
+        + len(damaged)
+    if task is not None:
+        check_task(catalog, task, scanned)
     if query is not None:
-        scope = (task, archived)
-        known = state.cached(("names",) + scope, lambda: _known_names(record for _, record in pairs))
-        check_names(query, known)
-        keep, unsure = candidates(query, lambda name: state.cached(
-            ("values", name) + scope, lambda: group_values(name, (record for _, record in pairs))))
-    result = Selection(scanned=len(pairs))
-    rows: List[RunRow] = []
-    memo = state.cached("frame items", dict)
-    if keep is not None:  # only the candidates, and the broken runs (to be reported), in order
-        position, broken = state.cached(("positions",) + scope, lambda: (
-            {id(record): i for i, (_, record) in enumerate(pairs)},
-            [i for i, (_, record) in enumerate(pairs) if record.problems]))
-        pairs = [pairs[i] for i in sorted({position[key] for key in keep if key in position}.union(broken))]
-    for layout, record in pairs:
-        if record.problems:
-            result.skipped.append((layout.index, "; ".join(record.problems)))
-            if not include_broken:
-                continue
+        check_query_names(catalog, query, task, archived, damaged.values())
+    broken = [(layout_of(catalog.data_root, key), damaged[key]) for key in sorted(damaged)]
+    result = Selection(scanned=scanned, skipped=[(layout.index, "; ".join(rec.problems)) for layout, rec in broken])
+    where, args = _sql_filters(query, statuses, since_t, until_t)
+    exact_page = where == "1" and not selectors and not (include_broken and broken)
+    stored = catalog.fetch(task, archived, where, args, limit if exact_page else None, offset if exact_page else 0)
+    skip = 0 if exact_page else offset
+    for layout, record in _merged(stored, broken if include_broken else []):
+        if limit is not None and len(result.runs) >= limit:
+            break
         if selectors and not any(match_selector(layout, s) for s in selectors):
             continue
-        row = RunRow(layout, record, memo)
+        row = RunRow(layout, record)
         if since_t and (row.start_time is None or row.start_time < since_t):
             continue
         if until_t and (row.start_time is None or row.start_time > until_t):
             continue
         if statuses and row.status not in statuses:
             continue
-        rows.append(row)
-    if query is not None:  # the prefilter decided the sure ones exactly
-        rows = [row for row in rows if (keep is not None and id(row.record) not in unsure)
-                or query.matches(row.view())]
-    result.runs = rows
+        if query is not None and not query.matches(row.view()):
+            continue
+        if skip:
+            skip -= 1
+            continue
+        result.runs.append(row)
     return result

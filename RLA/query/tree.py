@@ -1,23 +1,25 @@
-"""Find the runs on disk, re-listing only the directories whose modification time changed.
+"""Find the runs on disk, listing again only the directories whose modification time changed.
 
 A directory's mtime changes whenever an entry is created, removed or renamed in it, so a
-listing taken earlier is still exact while the mtime is the same. One guard makes that
-safe with coarse timestamps (the same idea as git's "racy index" check): a listing is only
-trusted when it was taken more than :data:`RACY_NS` after the directory's mtime; a
-directory changed just before (or during) its listing is listed again next time. New,
-deleted, archived and moved runs are therefore always seen, at the cost of one ``stat``
-per directory down to the day directories instead of one walk of the whole tree.
+listing taken earlier is still exact while the mtime is the same. The listings are kept in
+the index (:mod:`RLA.query.index_file`, table ``dirs``), so a new process trusts what an
+earlier one listed: a query ``stat``\\ s each folder down to the day folders and lists only
+those whose mtime changed. One guard makes that safe with coarse timestamps (the same idea
+as git's "racy index" check): a listing is only trusted when it was taken more than
+:data:`RACY_NS` after the directory's mtime; a directory changed just before (or during)
+its listing is listed again next time. New, deleted, archived and moved runs are therefore
+always seen.
 """
 from __future__ import annotations
 
 import os
-import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 from RLA.safe_paths import no_symlink_between
-from RLA.layout import ARCHIVE_TESTER, DATA_TYPES, RunLayout, check_task, day_of, run_name_of, type_root
+from RLA.layout import ARCHIVE, ARCHIVE_TESTER, DATA_TYPES, RunLayout, check_task, day_of, run_name_of, type_root
 
 #: Data types whose presence makes a run: every one, so that a run left with only its
 #: ``results/`` (a fragment) is still listed, and can be deleted or repaired.
@@ -32,127 +34,157 @@ def run_key(run: RunLayout) -> str:
     return ("arc:" if run.archived else "") + run.relative
 
 
-class _Listing:
-    __slots__ = ("mtime_ns", "trusted", "dirs", "runs", "layouts")
-
-    def __init__(self, mtime_ns: int, trusted: bool, dirs: List[str], runs: List[str]) -> None:
-        self.mtime_ns = mtime_ns
-        self.trusted = trusted
-        self.dirs = dirs      # sub-directories to descend into (not for day directories)
-        self.runs = runs      # run names (day directories only)
-        self.layouts: Optional[List[RunLayout]] = None  # built on first use
+def layout_of(data_root: Path, key: str) -> RunLayout:
+    """The :class:`RunLayout` of a catalog key (inverse of :func:`run_key`)."""
+    archived = key.startswith("arc:")
+    parts = (key[4:] if archived else key).split("/")
+    return RunLayout(data_root, "/".join(parts[:-4]), "/".join(parts[-4:-1]), parts[-1], archived)
 
 
-class TreeCache:
-    """Directory listings of one data root, reused while the directories are unchanged.
+@dataclass
+class Listing:
+    """One directory as listed: mtime, whether the listing may be trusted, its entries.
 
-    Thread-safe; one instance per data root (see :class:`RLA.query.catalog.Catalog`).
+    ``names`` are sub-directories (above the day level) or run names (day directories);
+    None when not loaded (a stored day listing is loaded only when needed).
     """
 
-    def __init__(self, data_root: os.PathLike) -> None:
-        self.data_root = os.fspath(data_root)
-        self._listings: Dict[str, _Listing] = {}
-        self._lock = threading.Lock()
-        #: Bumped whenever a directory is listed afresh; discover() results are memoised on it.
-        self.version = 0
-        self._found: Dict[Tuple[Optional[str], Optional[bool]], Tuple[int, Dict[str, RunLayout]]] = {}
+    mtime_ns: int
+    trusted: bool
+    names: Optional[List[str]]
+    day: Optional[str] = None  # the runs' key prefix ``[arc:]task/YYYY/MM/DD`` (day dirs only)
 
-    def _list(self, path: str, is_day: bool, data_type: str) -> Optional[_Listing]:
-        """The listing of ``path`` (cached while its mtime is unchanged); None if it is gone."""
-        try:
-            mtime = os.stat(path).st_mtime_ns
-        except OSError:
-            if self._listings.pop(path, None) is not None:
-                self.version += 1
-            return None
-        cached = self._listings.get(path)
-        if cached is not None and cached.trusted and cached.mtime_ns == mtime:
-            return cached
-        listed_at = time.time_ns()
-        dirs: List[str] = []
-        runs: List[str] = []
-        try:
-            with os.scandir(path) as entries:
-                for entry in entries:
-                    if is_day:
-                        name = run_name_of(entry.name, data_type)
-                        if name is not None and (entry.is_file() if data_type == ARCHIVE_TESTER
-                                                 else entry.is_dir()):
-                            runs.append(name)
-                    elif not entry.name.startswith(".") and entry.is_dir(follow_symlinks=False):
-                        dirs.append(entry.name)  # as os.walk: no descent into links
-        except OSError:
-            if self._listings.pop(path, None) is not None:
-                self.version += 1
-            return None
-        # A change in the same timestamp tick as the listing would leave the mtime as it is:
-        # such a listing is used once and taken again next time.
-        listing = _Listing(mtime, listed_at - mtime > RACY_NS, sorted(dirs), sorted(set(runs)))
-        old = self._listings.get(path)
-        if old is None or old.dirs != listing.dirs or old.runs != listing.runs:
-            self.version += 1
+
+@dataclass
+class Walk:
+    """The result of :func:`walk`: every directory seen, and what changed since the store."""
+
+    listings: Dict[str, Listing] = field(default_factory=dict)
+    #: Directories listed afresh whose listing differs from the stored one (or is new).
+    changed: Set[str] = field(default_factory=set)
+    #: Directories listed afresh (written back to the store), changed or not.
+    relisted: Set[str] = field(default_factory=set)
+    #: Day keys whose runs may differ from the store (a day directory changed, appeared or vanished).
+    days: Set[str] = field(default_factory=set)
+
+
+def _scan(path: str, data_type: Optional[str]) -> Optional[Tuple[int, List[str]]]:
+    """``(mtime, entries)`` of a directory (runs of a day directory when ``data_type``)."""
+    try:
+        mtime = os.stat(path).st_mtime_ns
+        names: List[str] = []
+        with os.scandir(path) as entries:
+            for entry in entries:
+                if data_type is not None:
+                    name = run_name_of(entry.name, data_type)
+                    if name is not None and (entry.is_file() if data_type == ARCHIVE_TESTER else entry.is_dir()):
+                        names.append(name)
+                elif not entry.name.startswith(".") and entry.is_dir(follow_symlinks=False):
+                    names.append(entry.name)  # as os.walk: no descent into links
+    except OSError:
+        return None
+    return mtime, sorted(set(names))
+
+
+def _mtime(path: str) -> Optional[int]:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return None
+
+
+def store_path(data_type: str, archived: bool, rel: str) -> str:
+    """The ``dirs`` key of a directory: ``[arc/]<data_type>[/<rel>]`` (relative to the data root)."""
+    base = f"{ARCHIVE}/{data_type}" if archived else data_type
+    return f"{base}/{rel}" if rel else base
+
+
+def walk(data_root: Path, stored: Dict[str, Listing], task: Optional[str], flags: List[bool],
+         full: bool = False) -> Walk:
+    """Walk the data types' folders of ``task`` (all tasks when None) for the ``flags``
+    (False active, True archived), reusing ``stored`` listings whose mtime is unchanged.
+
+    Args:
+        stored: listings from the index; day listings may lack ``names`` (not loaded).
+        full: list every directory again (trust nothing stored).
+
+    Raises:
+        UnsafePathError: ``task`` is not a plain relative path (``..``, ``/abs``, ``a//b``).
+    """
+    if task is not None:
+        check_task(task)
+    result = Walk()
+    for archived in flags:
+        for data_type in DISCOVERY_TYPES:
+            base = type_root(data_root, data_type, archived)
+            if task:  # never into a linked task folder (it may lead outside)
+                no_symlink_between(base, base / task)
+            _walk_type(data_type, archived, os.fspath(base), task or "", stored, full, result)
+    return result
+
+
+def _walk_type(data_type: str, archived: bool, base: str, start: str, stored: Dict[str, Listing],
+               full: bool, result: Walk) -> None:
+    stack: List[str] = [start]
+    while stack:
+        rel = stack.pop()
+        path = os.path.join(base, rel) if rel else base
+        key = store_path(data_type, archived, rel)
+        day = day_of(rel.split("/")) if rel else None
+        day_key = (("arc:" if archived else "") + f"{day[0]}/{day[1]}") if day else None
+        old = stored.get(key)
+        mtime = _mtime(path)
+        if mtime is None:
+            if old is not None and day_key:
+                result.days.add(day_key)
+            continue
+        if old is not None and old.trusted and old.mtime_ns == mtime and not full \
+                and (old.names is not None or day_key):
+            listing = old
         else:
-            listing.layouts = old.layouts
-        self._listings[path] = listing
-        return listing
+            listed_at = time.time_ns()
+            scanned = _scan(path, data_type if day_key else None)
+            if scanned is None:
+                if old is not None and day_key:
+                    result.days.add(day_key)
+                continue
+            # A change in the same timestamp tick as the listing would leave the mtime as it
+            # is: such a listing is used once and taken again next time.
+            listing = Listing(scanned[0], listed_at - scanned[0] > RACY_NS, scanned[1], day_key)
+            result.relisted.add(key)
+            if old is None or old.names is None or old.names != listing.names or not old.trusted:
+                result.changed.add(key)
+                if day_key:
+                    result.days.add(day_key)
+        listing.day = day_key
+        result.listings[key] = listing
+        if not day_key:
+            stack.extend(f"{rel}/{name}" if rel else name for name in reversed(listing.names or []))
 
-    def runs(self, data_type: str, task: Optional[str] = None, archived: bool = False) -> List[RunLayout]:
-        """Every run under ``<data_root>[/arc]/<data_type>[/<task>]``, like
-        :func:`RLA.layout.iter_run_dirs` (tasks may contain ``/``; hidden entries skipped).
 
-        Raises:
-            UnsafePathError: ``task`` is not a plain relative path (``..``, ``/abs``, ``a//b``).
-        """
-        if task is not None:
-            check_task(task)
-        root = Path(self.data_root)
-        base = os.fspath(type_root(root, data_type, archived))
-        start = os.path.join(base, task) if task else base
-        if task:  # as the walk below: never into a linked task folder (it may lead outside)
-            no_symlink_between(Path(base), Path(start))
-        found: List[RunLayout] = []
-        with self._lock:
-            stack: List[Tuple[str, str]] = [(start, task or "")]
-            while stack:
-                path, rel = stack.pop()
-                day = day_of(rel.split("/")) if rel else None
-                listing = self._list(path, day is not None, data_type)
-                if listing is None:
-                    continue
-                if day is not None:
-                    if listing.layouts is None:
-                        listing.layouts = [RunLayout(root, day[0], day[1], name, archived)
-                                           for name in listing.runs]
-                    found.extend(listing.layouts)
-                    continue
-                for name in reversed(listing.dirs):
-                    stack.append((os.path.join(path, name), f"{rel}/{name}" if rel else name))
-        return found
-
-    def discover(self, task: Optional[str] = None, archived: Optional[bool] = False) -> Dict[str, RunLayout]:
-        """Every run on disk (by :func:`run_key`, in key order), found under any data type
-        (a run present under ``results/`` only is found too). The dict is shared: do not
-        modify it.
-
-        Args:
-            archived: ``False`` active runs only, ``True`` archived only, ``None`` both.
-        """
-        flags = [False, True] if archived is None else [archived]
-        per_type = [self.runs(data_type, task=task, archived=flag)
-                    for flag in flags for data_type in DISCOVERY_TYPES]
-        memo = self._found.get((task, archived))
-        if memo is not None and memo[0] == self.version:
-            return memo[1]
-        found: Dict[str, RunLayout] = {}
-        for runs in per_type:
-            for run in runs:
-                found.setdefault(run_key(run), run)
-        found = {key: found[key] for key in sorted(found)}  # callers rely on the key order
-        self._found[(task, archived)] = (self.version, found)
-        return found
+def gone_dirs(stored: Dict[str, Listing], seen: Dict[str, Listing], task: Optional[str],
+              flags: List[bool]) -> List[str]:
+    """Stored directories in scope that the walk no longer reached (removed, or below one)."""
+    prefixes = [store_path(t, flag, task or "") for flag in flags for t in DISCOVERY_TYPES]
+    return [path for path in stored if path not in seen
+            and any(path == p or path.startswith(p + "/") for p in prefixes)]
 
 
 def discover(data_root: os.PathLike, task: Optional[str] = None,
              archived: Optional[bool] = False) -> Dict[str, RunLayout]:
-    """Every run on disk (by key), listing the whole tree (no cache)."""
-    return TreeCache(data_root).discover(task, archived)
+    """Every run on disk (by :func:`run_key`, in key order), listing the whole tree (no index).
+
+    Args:
+        archived: ``False`` active runs only, ``True`` archived only, ``None`` both.
+    """
+    root = Path(data_root)
+    flags = [False, True] if archived is None else [archived]
+    found: Dict[str, RunLayout] = {}
+    for listing in walk(root, {}, task, flags, full=True).listings.values():
+        if listing.day is None:
+            continue
+        for name in listing.names or []:
+            key = f"{listing.day}/{name}"
+            if key not in found:
+                found[key] = layout_of(root, key)
+    return {key: found[key] for key in sorted(found)}

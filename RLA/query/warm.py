@@ -1,47 +1,37 @@
-"""What a process remembers of each data root between queries: directory listings and run records.
+"""When a run's files need looking at again, and what a process derives from the index.
 
-The directory tree stays the source of truth; this only decides which files must be
-looked at again. Every query re-checks the tree's directories (so a run created, deleted,
-archived or moved is always seen, see :mod:`RLA.query.tree`) and ``stat``\\ s the files of
-every run that may still change. A run is *settled* when its ``run.json`` says it ended
-(or its process is gone) and none of its files changed for :data:`SETTLE_S` seconds; a
-settled run's files are ``stat``\\ ed again at least every ``recheck_s`` seconds (default
-:data:`RECHECK_S`), or at once with ``verify=True``. So a hand edit of an ended run's
-files shows up within ``recheck_s`` in a long-lived process, and at once in a new one.
+A run is *settled* when its ``run.json`` says it ended (or its process is gone) and none of
+its files changed for :data:`SETTLE_S` seconds. The index stores, per run, whether it is
+settled and when its files were last ``stat``\\ ed (:mod:`RLA.query.refresh`): a query
+``stat``\\ s the files of every run that is not settled (so a running run's new rows are
+seen at once), and those of a settled run only when its last check is older than
+``recheck_s`` (default :data:`RECHECK_S`) or with ``verify=True``. A hand edit of an ended
+run's files is therefore seen at once with ``verify=True`` (``rla list --verify``,
+``rla index --verify``) and otherwise by the first query of its scope after
+:data:`RECHECK_S` -- in any process, since the time of the last check is in the index.
 
-One :class:`WarmCaches` instance per process (:data:`WARM`); ``WARM.reset()`` forgets all.
+:data:`WARM` keeps data derived from the index per data root (the dashboard's sorted
+tables, name lists), valid while the index's generation is unchanged; ``WARM.reset()``
+forgets it.
 """
 from __future__ import annotations
 
 import os
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Tuple
 
-from RLA.layout import RunLayout
 from RLA.manager.run_info import CRASHED, FINISHED, KILLED
 from RLA.query.records import RunRecord
-from RLA.query.tree import TreeCache
 
 #: Seconds without a change to any indexed file before an ended run counts as settled.
 SETTLE_S = 60.0
-#: A settled run's files are stat'ed again at least this often (seconds).
-RECHECK_S = 30.0
-#: Data roots remembered per process (least recently used dropped first).
+#: A settled run's files are stat'ed again when its last check is older than this (seconds).
+RECHECK_S = 3600.0
+#: Data roots remembered per process, and derived items per root (least recently used dropped).
 MAX_ROOTS = 16
+MAX_ITEMS = 64
 _ENDED = (FINISHED, CRASHED, KILLED)
-
-
-@dataclass
-class Entry:
-    """One run as last seen: its layout, file signature, record and when it was checked."""
-
-    layout: RunLayout
-    sig: str
-    record: RunRecord
-    checked_at: float  # time.monotonic() of the last stat
-    settled: bool
 
 
 def is_settled(record: RunRecord, newest_mtime_ns: int, now_ns: int) -> bool:
@@ -56,65 +46,31 @@ def is_settled(record: RunRecord, newest_mtime_ns: int, now_ns: int) -> bool:
     return effective_status(record.info) in _ENDED
 
 
-@dataclass
-class View:
-    """The last answer for one (task, archived) scope and what it depends on."""
-
-    tree_version: int
-    generation: int
-    pairs: List[Tuple[RunLayout, RunRecord]]
-    live: List[Entry]            # entries whose files are stat'ed on every query
-    oldest_check: float          # the earliest checked_at among the settled entries
-
-
-class RootState:
-    """The remembered state of one data root (use under :attr:`lock`)."""
-
-    def __init__(self, data_root: str) -> None:
-        self.lock = threading.RLock()
-        self.tree = TreeCache(data_root)
-        self.entries: Dict[str, Entry] = {}
-        #: ``stat`` of each SQLite file as this process last left it: a change (another
-        #: process wrote it, it was deleted or corrupted) means "open and check it".
-        self.db_stats: Dict[str, Optional[Tuple[int, int, int]]] = {}
-        #: The last answer per (task, archived) scope (see Catalog._unchanged); its tree
-        #: version also tells whether the scope can have lost runs since.
-        self.views: Dict[Tuple[Optional[str], Optional[bool]], View] = {}
-        #: Bumped whenever a record is added, changed or dropped.
-        self.generation = 0
-        self.derived: Dict[object, object] = {}
-
-    def bump(self) -> None:
-        self.generation += 1
-        self.derived.clear()
-
-    def cached(self, key: object, build: Callable[[], Any]) -> Any:
-        """``build()`` memoised until the records change (per-generation derived data)."""
-        with self.lock:
-            if key not in self.derived:
-                self.derived[key] = build()
-            return self.derived[key]
-
-
 class WarmCaches:
-    """Per-process states of the data roots queried so far."""
+    """Per-process data derived from the index of each data root, per generation."""
 
     def __init__(self) -> None:
-        self._roots: "OrderedDict[str, RootState]" = OrderedDict()
+        self._roots: "OrderedDict[str, OrderedDict[Any, Tuple[int, Any]]]" = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, data_root: os.PathLike) -> RootState:
-        """The state of ``data_root`` (created empty on first use)."""
-        key = os.path.abspath(os.fspath(data_root))
+    def cached(self, data_root: os.PathLike, key: Any, generation: int, build: Callable[[], Any]) -> Any:
+        """``build()``, memoised while the index's ``generation`` stays the same."""
+        root = os.path.abspath(os.fspath(data_root))
         with self._lock:
-            state = self._roots.get(key)
-            if state is None:
-                state = self._roots[key] = RootState(os.fspath(data_root))
-                while len(self._roots) > MAX_ROOTS:
-                    self._roots.popitem(last=False)
-            else:
-                self._roots.move_to_end(key)
-            return state
+            items = self._roots.setdefault(root, OrderedDict())
+            self._roots.move_to_end(root)
+            while len(self._roots) > MAX_ROOTS:
+                self._roots.popitem(last=False)
+            hit = items.get(key)
+            if hit is not None and hit[0] == generation:
+                items.move_to_end(key)
+                return hit[1]
+        value = build()
+        with self._lock:
+            items[key] = (generation, value)
+            while len(items) > MAX_ITEMS:
+                items.popitem(last=False)
+        return value
 
     def forget(self, data_root: os.PathLike) -> None:
         """Drop what is remembered of one data root."""
@@ -122,10 +78,10 @@ class WarmCaches:
             self._roots.pop(os.path.abspath(os.fspath(data_root)), None)
 
     def reset(self) -> None:
-        """Forget every data root (the next query of each reads the tree afresh)."""
+        """Forget every data root."""
         with self._lock:
             self._roots.clear()
 
 
-#: The process-wide instance used by :class:`RLA.query.catalog.Catalog`.
+#: The process-wide instance.
 WARM = WarmCaches()

@@ -68,19 +68,36 @@ def test_a_settled_run_is_checked_again_after_recheck_s(db):
         assert select_runs(catalog, where=where).runs[0].record.metrics["return"][0] == 77.0
 
 
-@pytest.mark.timeout(60)
-def test_a_new_process_sees_a_hand_edit_at_once(db, subprocess_env):
+def _last_return_in_new_process(db: Path, where: str, env: dict, verify: bool = False) -> float:
     import subprocess
     import sys
+
+    code = (f"from RLA.query import list_runs; "
+            f"print(list_runs({str(db)!r}, where={where!r}, verify={verify})['last(return)'].iloc[0])")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=60, check=True)
+    return float(out.stdout.strip())
+
+
+@pytest.mark.timeout(90)
+def test_a_new_process_sees_a_hand_edit_with_verify_or_once_the_last_check_is_old(db, subprocess_env):
+    import sqlite3
+
+    from RLA.layout import INDEX_DB
+    from RLA.query.warm import RECHECK_S
 
     age_tree(db)
     where = "env == 'Hopper' and algo == 'td3' and seed == 0"
     path = progress_of(db, where)
     rewrite_keeping_mtime(path, [3.0, 333.0])
-    code = f"from RLA.query import list_runs; print(list_runs({str(db)!r}, where={where!r})['last(return)'].iloc[0])"
-    out = subprocess.run([sys.executable, "-c", code], env=subprocess_env, capture_output=True, text=True,
-                         timeout=60, check=True)
-    assert float(out.stdout.strip()) == 333.0
+    # A new process trusts what the index verified (the run is settled, checked just now) ...
+    assert _last_return_in_new_process(db, where, subprocess_env) != 333.0
+    # ... verify=True checks every file now ...
+    assert _last_return_in_new_process(db, where, subprocess_env, verify=True) == 333.0
+    rewrite_keeping_mtime(path, [3.0, 444.0, 1.0])
+    with sqlite3.connect(db / INDEX_DB) as conn:  # ... and so does the first query after RECHECK_S
+        conn.execute("UPDATE runs SET checked_at = checked_at - ?", (RECHECK_S + 1,))
+    assert _last_return_in_new_process(db, where, subprocess_env) == 1.0
 
 
 @pytest.mark.timeout(60)

@@ -1,0 +1,228 @@
+"""Bring the index in step with the tree, doing only the work that can have changed.
+
+One refresh (every query does one, for its scope):
+
+1. **Structure.** :func:`RLA.query.tree.walk` ``stat``\\ s every folder down to the day
+   folders and lists those whose mtime changed, against the listings stored in the index
+   (so a new process trusts what an earlier one listed). For each day whose folders
+   changed, the runs stored for that day are set to the union of the listings: new runs
+   are read (in parallel, with a progress bar), vanished ones dropped. Listings and runs
+   are written in one transaction; a day another process re-listed meanwhile is stored
+   untrusted, so the next query lists it again.
+2. **Live runs.** Runs that are not settled (see :func:`is_settled`), runs without a
+   stored record (damaged, never cached) and settled runs whose last check is older than
+   ``recheck_s`` (or all, with ``verify``) get their files ``stat``\\ ed, and are read
+   again when the signature changed. Settled runs that are not due are not touched.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+
+from RLA.layout import RunLayout
+from RLA.query.index_file import INSERT_RUN
+from RLA.query.records import RunRecord, read_record, signature_and_mtime
+from RLA.query.stored import decode, encode, unread_row
+from RLA.query.tree import Listing, gone_dirs, layout_of, walk
+from RLA.query.warm import is_settled
+
+if TYPE_CHECKING:
+    from RLA.query.catalog import Catalog
+
+ProgressFn = Callable[[Iterable[RunLayout], int], Iterable[RunLayout]]
+#: Below this many runs to read, threads; above, worker processes (the reading is CPU-bound).
+PROCESS_THRESHOLD = 2000
+_CHUNK = 200
+#: ``(signature, newest mtime, record)`` of a run read from disk.
+Read = Tuple[str, int, RunRecord]
+
+
+def _read_chunk(layouts: List[RunLayout]) -> List[Read]:
+    out = []
+    for layout in layouts:
+        sig, newest = signature_and_mtime(layout)
+        out.append((sig, newest, read_record(layout, sig, full_info=False)))
+    return out
+
+
+def read_runs(layouts: Sequence[RunLayout], workers: int, progress: Optional[ProgressFn]) -> List[Read]:
+    """Read runs from disk in parallel, in order; ``progress`` wraps the chunks' layouts."""
+    chunks = [list(layouts[lo:lo + _CHUNK]) for lo in range(0, len(layouts), _CHUNK)]
+    bar = progress(iter(()), len(layouts)) if progress is not None and layouts else None
+    out: List[Read] = []
+    if len(layouts) < 16 or workers == 1:
+        parts: Iterable[List[Read]] = map(_read_chunk, chunks)
+    elif len(layouts) >= PROCESS_THRESHOLD and (os.cpu_count() or 1) > 1:
+        pool = ProcessPoolExecutor(min(workers, os.cpu_count() or 1))
+        parts = pool.map(_read_chunk, chunks)
+    else:
+        pool = ThreadPoolExecutor(workers)  # type: ignore[assignment]
+        parts = pool.map(_read_chunk, chunks)
+    try:
+        for part in parts:
+            out.extend(part)
+            if bar is not None and hasattr(bar, "update"):
+                bar.update(len(part))
+    finally:
+        if len(layouts) >= 16 and workers != 1:
+            pool.shutdown()
+        if bar is not None and hasattr(bar, "close"):
+            bar.close()
+    return out
+
+
+def _stored_dirs(catalog: "Catalog", task: Optional[str], flags: List[bool]) -> Dict[str, Listing]:
+    """Stored listings in scope (day listings without their names, loaded when needed)."""
+    from RLA.layout import DATA_TYPES
+    from RLA.query.tree import store_path
+
+    prefixes = [store_path(t, flag, task or "") for flag in flags for t in DATA_TYPES]
+    stored: Dict[str, Listing] = {}
+    for prefix in prefixes:
+        rows = catalog.conn.execute(
+            "SELECT path, mtime_ns, trusted, day, CASE WHEN day IS NULL THEN names END FROM dirs "
+            "WHERE path = ? OR substr(path, 1, ?) = ?", (prefix, len(prefix) + 1, prefix + "/"))
+        for path, mtime, trusted, day, names in rows:
+            stored[path] = Listing(mtime, bool(trusted), json.loads(names) if names is not None else None, day)
+    return stored
+
+
+def _day_members(catalog: "Catalog", days: List[str], listings: Dict[str, Listing]) -> Dict[str, Set[str]]:
+    """The run keys each day should hold: the union of its folders' listings."""
+    missing = [path for path, listing in listings.items() if listing.day in days and listing.names is None]
+    for path, names in catalog.file.in_chunks("SELECT path, names FROM dirs WHERE path IN ({})", missing):
+        listings[path].names = json.loads(names)
+    members: Dict[str, Set[str]] = {day: set() for day in days}
+    for listing in listings.values():
+        if listing.day in members:
+            members[listing.day].update(f"{listing.day}/{name}" for name in listing.names or [])
+    return members
+
+
+def refresh(catalog: "Catalog", task: Optional[str], flags: List[bool], verify: bool,
+            progress: Optional[ProgressFn]) -> Dict[str, RunRecord]:
+    """Bring the scope up to date (see the module docstring).
+
+    Returns:
+        ``{key: record}`` of the runs in scope that could not be read (damaged): they are
+        never stored, and are reported by the caller.
+    """
+    stored = _stored_dirs(catalog, task, flags)
+    found = walk(catalog.data_root, stored, task, flags, full=verify)
+    gone = gone_dirs(stored, found.listings, task, flags)
+    days = sorted(found.days | {stored[path].day for path in gone if stored[path].day})
+    members = _day_members(catalog, days, found.listings)
+    known = {key for table in ("runs", "unread")
+             for (key,) in catalog.file.in_chunks(f"SELECT key FROM {table} WHERE day IN ({{}})", days)}
+    wanted = set().union(*members.values()) if members else set()
+    added = sorted(wanted - known)
+    removed = sorted(known - wanted)
+    layouts = [layout_of(catalog.data_root, key) for key in added]
+    fresh = read_runs(layouts, catalog.workers, progress)
+    now = time.time()
+    if (found.relisted or gone or added or removed) and not _write_structure(
+            catalog, stored, found.listings, found.relisted, gone, days, removed, list(zip(layouts, fresh)), now):
+        # The file stayed locked past the busy timeout: answer from a private in-memory
+        # index built from the tree (correct, only slower), never from rows known stale.
+        catalog.file.fall_back_to_memory()
+        return refresh(catalog, task, flags, verify, progress)
+    damaged = {key: rec for key, (_, _, rec) in zip(added, fresh) if rec.problems}
+    live = _check_live(catalog, task, flags, verify, set(added), progress, now)
+    if live is None:
+        catalog.file.fall_back_to_memory()
+        return refresh(catalog, task, flags, verify, progress)
+    damaged.update(live)
+    return damaged
+
+
+def _write_structure(catalog: "Catalog", stored: Dict[str, Listing], listings: Dict[str, Listing],
+                     relisted: Set[str], gone: List[str], days: List[str], removed: List[str],
+                     added: List[Tuple[RunLayout, Read]], now: float) -> bool:
+    file = catalog.file
+    if not file.begin():
+        return False
+    try:
+        # Another process may have re-listed one of these days since we read the store:
+        # our listings are then stored untrusted, so the next query lists the day again.
+        raced = {day for path, mtime, day in file.in_chunks(
+            "SELECT path, mtime_ns, day FROM dirs WHERE day IN ({})", days)
+            if path not in stored or stored[path].mtime_ns != mtime}
+        conn = file.conn
+        conn.executemany("INSERT OR REPLACE INTO dirs VALUES (?, ?, ?, ?, ?)", [
+            (path, listings[path].mtime_ns, int(listings[path].trusted and listings[path].day not in raced),
+             listings[path].day, json.dumps(listings[path].names)) for path in relisted])
+        conn.executemany("DELETE FROM dirs WHERE path = ?", [(path,) for path in gone])
+        if raced:
+            conn.executemany("UPDATE dirs SET trusted = 0 WHERE day = ?", [(day,) for day in raced])
+        conn.executemany("DELETE FROM runs WHERE key = ?", [(key,) for key in removed])
+        conn.executemany("DELETE FROM unread WHERE key = ?", [(key,) for key in removed])
+        good = [(layout, read) for layout, read in added if not read[2].problems]
+        conn.executemany(INSERT_RUN, [encode(layout, rec, sig, is_settled(rec, newest, time.time_ns()), now)
+                                      for layout, (sig, newest, rec) in good])
+        conn.executemany("INSERT OR REPLACE INTO unread VALUES (?, ?, ?, ?)",
+                         [unread_row(layout) for layout, read in added if read[2].problems])
+        return file.commit(bool(removed or added))
+    except BaseException:
+        file.rollback()
+        raise
+
+
+def _check_live(catalog: "Catalog", task: Optional[str], flags: List[bool], verify: bool, skip: Set[str],
+                progress: Optional[ProgressFn], now: float) -> Optional[Dict[str, RunRecord]]:
+    """Stat the runs that may have changed; read again those whose files did.
+
+    Returns:
+        the damaged runs' records, or None when the changes could not be written.
+    """
+    scope, args = catalog.scope_sql(task, flags)
+    due = "1" if verify else "settled = 0 OR checked_at < ?"
+    rows = catalog.conn.execute(
+        f"SELECT key, sig, settled, CASE WHEN settled = 0 THEN record END FROM runs WHERE ({due}) AND {scope}",
+        (() if verify else (now - catalog.recheck_s,)) + args).fetchall()
+    rows += [(key, None, 0, None) for (key,) in catalog.conn.execute(f"SELECT key FROM unread WHERE {scope}", args)]
+    now_ns = time.time_ns()
+    reread: List[RunLayout] = []
+    updates: List[Tuple[int, float, str]] = []
+    for key, sig, settled, text in rows:
+        if key in skip:
+            continue
+        layout = layout_of(catalog.data_root, key)
+        current, newest = signature_and_mtime(layout, catalog.log_roots[layout.archived])
+        record = decode(text) if text is not None else None
+        if sig is None or current != sig or (not settled and record is None):
+            reread.append(layout)
+            continue
+        now_settled = bool(settled) or (record is not None and is_settled(record, newest, now_ns))
+        if now_settled != bool(settled) or settled:
+            updates.append((int(now_settled), now, key))
+    fresh = read_runs(reread, catalog.workers, progress)
+    if (reread or updates) and not _write_live(catalog, reread, fresh, updates, now):
+        return None
+    from RLA.query.tree import run_key
+    return {run_key(layout): rec for layout, (_, _, rec) in zip(reread, fresh) if rec.problems}
+
+
+def _write_live(catalog: "Catalog", reread: List[RunLayout], fresh: List[Read],
+                updates: List[Tuple[int, float, str]], now: float) -> bool:
+    file = catalog.file
+    if not file.begin():
+        return False
+    try:
+        conn = file.conn
+        conn.executemany("UPDATE runs SET settled = ?, checked_at = ? WHERE key = ?", updates)
+        now_ns = time.time_ns()
+        for layout, (sig, newest, rec) in zip(reread, fresh):
+            key = unread_row(layout)
+            if rec.problems:  # never cached: it stays (or becomes) unread
+                conn.execute("DELETE FROM runs WHERE key = ?", (key[0],))
+                conn.execute("INSERT OR REPLACE INTO unread VALUES (?, ?, ?, ?)", key)
+            else:
+                conn.execute("DELETE FROM unread WHERE key = ?", (key[0],))
+                conn.execute(INSERT_RUN, encode(layout, rec, sig, is_settled(rec, newest, now_ns), now))
+        return file.commit(bool(reread))
+    except BaseException:
+        file.rollback()
+        raise

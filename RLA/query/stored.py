@@ -1,0 +1,87 @@
+"""How a run's record becomes a row of the index's ``runs`` table, and back.
+
+Besides the whole record (JSON), a row holds what the ``where`` compiler
+(:mod:`RLA.query.sqlwhere`) reads in SQL: the ``run.json`` status, the start time, and the
+hyper-parameters (``pjson``) and metric summaries (``mjson``) as JSON for SQLite's JSON
+functions. ``exact`` says whether ``pjson`` holds the values exactly as Python sees them
+(no NaN/infinity, no integer beyond 2**53, no key SQLite's JSON paths cannot address); a
+row that is not exact is always handed to the Python evaluator.
+"""
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Dict, Optional, Tuple
+
+from RLA.layout import RunLayout
+from RLA.query.records import RunRecord, start_time_of
+from RLA.query.tree import run_key
+
+#: Text format of the ``start_time`` column (sorts as time; naive local time).
+TIME_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
+_INT_LIMIT = 2 ** 53
+
+
+def addressable(name: str) -> bool:
+    """Whether SQLite's JSON path ``$."name"`` finds this key (stored with ensure_ascii=False)."""
+    return '"' not in name and "\\" not in name and all(ord(ch) >= 0x20 for ch in name)
+
+
+def _exact_value(value: Any) -> bool:
+    if value is None or isinstance(value, (bool, str)):
+        return True
+    if isinstance(value, int):
+        return -_INT_LIMIT <= value <= _INT_LIMIT
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list):
+        return all(_exact_value(item) for item in value)
+    return False  # dicts (an empty one) and anything else: Python decides
+
+
+def _safe(value: Any) -> Any:
+    """A JSON-able stand-in for a value SQLite's JSON cannot hold (NaN, infinity)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    if isinstance(value, list):
+        return [_safe(item) for item in value]
+    if isinstance(value, dict):
+        return {str(k): _safe(v) for k, v in value.items()}
+    return value
+
+
+def stored_status(record: RunRecord) -> str:
+    """The status ``run.json`` states (``running`` when absent, ``unknown`` without run.json)."""
+    if not record.info:
+        return "unknown"
+    status = record.info.get("status", "running")
+    return status if isinstance(status, str) else "running"
+
+
+def unread_row(layout: RunLayout) -> Tuple[str, str, str, int]:
+    """The ``unread`` row of a run (damaged, or not read yet)."""
+    key = run_key(layout)
+    return key, key.rsplit("/", 1)[0], layout.task, int(layout.archived)
+
+
+def encode(layout: RunLayout, record: RunRecord, sig: str, settled: bool, checked_at: float) -> Tuple:
+    """The ``runs`` row of a readable run (a record without problems)."""
+    key = run_key(layout)
+    day = key.rsplit("/", 1)[0]
+    start = start_time_of(layout, record.info)
+    exact = all(addressable(k) and _exact_value(v) for k, v in record.params.items())
+    pjson = json.dumps(_safe(record.params), ensure_ascii=False)
+    mjson = json.dumps({k: v for k, v in record.metrics.items() if addressable(k)}, ensure_ascii=False)
+    exact = exact and len(record.metrics) == len(json.loads(mjson))
+    return (key, day, layout.task, int(layout.archived), sig, int(settled), checked_at, stored_status(record),
+            start.strftime(TIME_FORMAT) if start else None, int(exact), pjson, mjson,
+            json.dumps(record.__dict__))
+
+
+def decode(text: str) -> Optional[RunRecord]:
+    """The record of a row (None if the stored text is not a record: then it is read again)."""
+    try:
+        data: Dict[str, Any] = json.loads(text)
+        return RunRecord(**data)
+    except (ValueError, TypeError, RecursionError):
+        return None
