@@ -13,7 +13,7 @@ import os
 import posixpath
 from typing import IO, Callable, Dict, Iterator, List, Optional, Set, Tuple
 
-from RLA.errors import TransportError
+from RLA.errors import ConfigError, TransportError
 from RLA.safe_paths import is_plain_name
 from RLA.sync.base import MAX_WALK_DEPTH, PERMISSION_BITS, RemoteEntry, RemoteFileError, RemoteStat, Transport, \
     WriteResult
@@ -68,7 +68,13 @@ class S3Transport(Transport):
         super().__init__()
         self.client = S3Client(bucket, endpoint_url, region, profile, timeout)
         self.prefix = prefix.strip("/") + "/" if prefix.strip("/") else ""
-        self.client.call("head_bucket")  # fail now (auth, endpoint, missing bucket), not mid-run
+        try:
+            self.client.call("head_bucket")  # fail now (auth, endpoint, missing bucket), not mid-run
+        except FileNotFoundError:
+            raise ConfigError(f"The bucket {bucket!r} does not exist ({self.client.where})",
+                              expected="an existing bucket", found="404 Not Found for the bucket",
+                              fix="create it (e.g. `mc mb` on MinIO, `aws s3 mb`) or fix "
+                                  "REMOTE_SETTING.bucket / endpoint_url") from None
 
     @property
     def requests(self) -> Dict[str, int]:
@@ -82,22 +88,27 @@ class S3Transport(Transport):
     # ------------------------------------------------------------------ reading
     def _joined(self, key: str) -> Joined:
         """The file at ``key``: HEAD of the base and one listing of its parts."""
+        return self._joined_head(key)[0]
+
+    def _joined_head(self, key: str) -> Tuple[Joined, Optional[Dict[str, object]]]:
         head = self.client.head(key)
         parts, _ = self.client.list(parts_prefix(key))
         base = None
         if head is not None:
             base = ObjectInfo(key, int(head.get("ContentLength", 0)), str(head.get("ETag", "")))
-        return join(base, parts)
+        return join(base, parts), head
 
-    def _meta(self, joined: Joined) -> Dict[str, str]:
-        head = self.client.head(joined.pieces[-1].key) if joined.pieces else None
-        return dict((head or {}).get("Metadata", {}))
+    def _meta(self, joined: Joined, head: Optional[Dict[str, object]] = None) -> Dict[str, str]:
+        """The metadata of the newest piece (the base's HEAD is reused when there are no parts)."""
+        if head is None or len(joined.pieces) != 1:
+            head = self.client.head(joined.pieces[-1].key) if joined.pieces else None
+        return dict((head or {}).get("Metadata", {}))  # type: ignore[call-overload]
 
     def stat(self, rpath: str) -> Optional[RemoteStat]:
-        joined = self._joined(self._key(rpath))
+        joined, head = self._joined_head(self._key(rpath))
         if not joined.pieces:
             return None
-        meta = self._meta(joined)
+        meta = self._meta(joined, head)
         mtime = float(meta["rla-mtime"]) if "rla-mtime" in meta else None
         mode = int(meta["rla-mode"], 8) & PERMISSION_BITS if "rla-mode" in meta else None
         return RemoteStat(joined.size, mtime, mode)
@@ -142,9 +153,9 @@ class S3Transport(Transport):
             why = "its name is not a plain file name"
             if bad is None and len(parts) > MAX_WALK_DEPTH:
                 bad, why = MAX_WALK_DEPTH - 1, f"it is more than {MAX_WALK_DEPTH} folders deep"
-            if bad is not None:
-                rel = "/".join(parts[:bad + 1])
-                if refuse is not None and rel not in refused and parts[bad] not in (".", ".."):
+            if bad is not None:  # a crafted key: reported whole (an object store lists no '.' of its own)
+                rel = "/".join(parts)
+                if refuse is not None and rel not in refused:
                     refuse(rel, why)
                 refused.add(rel)
                 continue
@@ -230,8 +241,10 @@ class S3Transport(Transport):
         segments: List[Tuple[str, object]] = []
         buffer = bytearray()
         moved = 0
+        last = joined.pieces[-1].key
         for piece in joined.pieces:
-            if piece.size >= self.min_part and not buffer:
+            # S3 takes a copied part of any size only as the last one of an upload
+            if (piece.size >= self.min_part or (piece.key == last and segments)) and not buffer:
                 segments.append(("copy", piece.key))
                 continue
             buffer += self.client.get(piece.key, 0, piece.size)
@@ -281,12 +294,12 @@ class S3Transport(Transport):
         self.client.delete([key])
 
     def set_mtime(self, rpath: str, mtime: float) -> None:
-        joined = self._joined(self._key(rpath))
+        joined, head = self._joined_head(self._key(rpath))
         if not joined.pieces:
             raise TransportError(f"S3 cannot set the time of {rpath}: no such object", expected="an object",
                                  found="nothing", fix="sync again")
         last = joined.pieces[-1].key  # the base only when there are no parts: its ETag stays the parts' tie
-        meta = self._meta(joined)
+        meta = self._meta(joined, head)
         meta["rla-mtime"] = repr(float(mtime))
         self.client.copy(last, last, metadata=meta)
 

@@ -88,11 +88,11 @@ class S3Target:
     """
 
     kind = "s3"
+    _copies = itertools.count()  # one counter for every view of the session: each view is a new folder
 
     def __init__(self, box: S3Box, work: Path) -> None:
         self.box, self.work = box, work
         self.settings = box.settings(prefix="lab", remote_data_root="/db")
-        self._copies = itertools.count()
 
     @property
     def root_on_disk(self) -> Path:
