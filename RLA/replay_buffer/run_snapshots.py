@@ -121,8 +121,8 @@ def build_from_snapshot(path: Any, snapshot: Optional[str] = None, **overrides: 
     store, snap_dir, manifest = fmt.resolve(path, snapshot)
     if manifest.get("kind") == KIND:
         return TrajectoryReplayBuffer(**overrides)
-    shard = fio.read_json_verified(snap_dir / manifest["shards"][0]["file"],
-                                   manifest["shards"][0]["bytes"], manifest["shards"][0]["crc32"])
+    from RLA.replay_buffer.snapshot import validate
+    shard = validate.read_shards(snap_dir, manifest)[0]  # checked like every reader's
     from RLA.replay_buffer.schema import Schema
     options = dict(capacity=int(shard["capacity"]),
                    schema=Schema.from_json(shard["schema"]) if shard.get("schema") else None,

@@ -1,8 +1,10 @@
-"""Hostile snapshot manifests beyond shapes and names: FIFOs, deep or huge JSON. Each is one CorruptSnapshotError for every reader
+"""Hostile snapshot manifests beyond shapes and names: FIFOs, deep or huge JSON, a file listed
+twice, bad episode/sampler/RNG state. Each is one CorruptSnapshotError for every reader
 (``loads``, ``verify``, ``inspect``, reshard, ``build_from_snapshot``) and never hangs a reader or
 the next save of the store."""
 from __future__ import annotations
 
+import copy
 import json
 import os
 import threading
@@ -144,3 +146,56 @@ def test_an_oversized_top_manifest_is_refused_before_it_is_read(saved, tmp_path,
         handle.write(b" " * 8192)
     with pytest.raises(Exception, match="at most 4096 are read"):
         READERS[reader](store, tmp_path)
+
+
+def _same_file_twice(shard: Dict[str, Any]) -> None:
+    """Segment 1 becomes a second listing of segment 0's file (same length and checksum)."""
+    first, second = shard["segments"][0], shard["segments"][1]
+    length = first["end"] - first["start"]
+    assert second["end"] - second["start"] == length
+    shard["segments"][1] = dict(copy.deepcopy(first), start=second["start"], end=second["end"])
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("reader", sorted(READERS))
+def test_a_segment_file_listed_twice_is_refused(saved, tmp_path, reader):
+    store, snap = saved
+    tamper(snap, _same_file_twice)
+    with pytest.raises(CorruptSnapshotError, match="listed twice"):
+        READERS[reader](store, tmp_path)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("reader", sorted(READERS))
+@pytest.mark.parametrize("edit, match", [
+    (lambda s: s["episodes"].update(current=["x"] * len(s["episodes"]["current"])), "episodes.current"),
+    (lambda s: s["episodes"].update(current=[-7] * len(s["episodes"]["current"])), "episodes.current"),
+    (lambda s: s["episodes"].update(step=[10 ** 30] * len(s["episodes"]["step"])), "episodes.step"),
+    (lambda s: s["episodes"].update(step=[1.5] * len(s["episodes"]["step"])), "episodes.step"),
+    (lambda s: s["episodes"].update(next_counter="3"), "episodes.next_counter"),
+    (lambda s: s["sampler"].pop("params"), "sampler"),
+    (lambda s: s["sampler"].update(kind=7), "sampler"),
+    (lambda s: s["sampler"]["params"].update(alpha=float("nan")), "sampler"),
+    (lambda s: s["sampler"]["params"].update(nonsense=1), "sampler"),
+    (lambda s: s["sampler"]["state"].update(max_priority="high"), "sampler"),
+    (lambda s: s["sampler"]["state"].update(max_priority=float("inf")), "sampler"),
+    (lambda s: s.update(rng={"bit_generator": "PCG64", "state": "x"}), "rng"),
+])
+def test_bad_episode_sampler_or_rng_state_is_refused_by_every_reader(saved, tmp_path, reader, edit, match):
+    """verify said OK on what loads then failed with ValueError, OverflowError or KeyError."""
+    store, snap = saved
+    tamper(snap, edit)
+    with pytest.raises(CorruptSnapshotError, match=match):
+        READERS[reader](store, tmp_path)
+
+
+@pytest.mark.timeout(60)
+def test_build_from_snapshot_refuses_a_shard_file_outside_the_snapshot(saved, tmp_path):
+    """It read the shard manifest the top manifest named, without the name check."""
+    store, snap = saved
+    (store / "planted.json").write_bytes((snap / "rank-00000.json").read_bytes())
+    manifest = json.loads((snap / "MANIFEST.json").read_text())
+    manifest["shards"][0]["file"] = "../planted.json"
+    (snap / "MANIFEST.json").write_text(json.dumps(manifest))
+    with pytest.raises(CorruptSnapshotError, match="is refused"):
+        build_from_snapshot(store)

@@ -28,6 +28,7 @@ from RLA.replay_buffer.schema import RESERVED, SEP, Schema, dtype_from_json
 from RLA.replay_buffer.snapshot import format as fmt
 from RLA.replay_buffer.snapshot.file_io import read_json_verified
 from RLA.replay_buffer.snapshot.segment_layout import chunk_layout
+from RLA.replay_buffer.snapshot.validate_state import check_state
 from RLA.safe_paths import check_name, safe_join
 
 #: A buffer larger than this could not have existed: it is the user address space of a
@@ -72,6 +73,20 @@ def listed_file(root: Path, rel: Any, nbytes: Any, where: Any, parts: int = 1,
                                    found=f"{st.st_size} bytes on disk",
                                    fix="the file is truncated or altered; load an older snapshot")
     return path
+
+
+def check_listed_once(records: List[Any], where: Any) -> None:
+    """Each record is a mapping and no two name the same file (a second listing of one
+    segment, checksum and all, would load its items twice)."""
+    seen = set()
+    for record in records:
+        name = record.get("file") if isinstance(record, dict) else None
+        if not isinstance(name, str):
+            continue  # the record itself is checked by its reader
+        if os.path.normpath(name) in seen:
+            raise corrupt(where, f"the file {name!r} is listed twice", "each segment file once",
+                          f"{name!r} again")
+        seen.add(os.path.normpath(name))
 
 
 def check_int(value: Any, where: Any, what: str, lo: int = 0, hi: Optional[int] = None) -> int:
@@ -151,6 +166,7 @@ def check_segments(store: Path, shard: Dict[str, Any], schema: Optional[Schema],
     if not isinstance(segments, list) or (segments and schema is None):
         raise corrupt(where, "bad segments", "a list (empty without a schema)", repr(segments)[:80])
     fields = check_layout(shard, schema, where) if schema is not None else []
+    check_listed_once(segments, where)
     for seg in segments:
         if not isinstance(seg, dict):
             raise corrupt(where, "bad segment record", "a mapping", repr(seg)[:80])
@@ -201,11 +217,7 @@ def check_buffer_shard(store: Path, snap_dir: Path, shard: Dict[str, Any], rank:
     check_int(shard.get("write_count"), where, "write_count", size)
     check_int(shard.get("chunk_slots"), where, "chunk_slots", 1)
     envs = check_int(shard["episodes"].get("num_envs"), where, "num_envs", 1, 1 << 24)
-    for key in ("current", "step"):
-        if not isinstance(shard["episodes"].get(key), list) or \
-                len(shard["episodes"][key]) != envs:
-            raise corrupt(where, f"bad episodes.{key}", f"a list of {envs} integers",
-                          repr(shard["episodes"].get(key))[:80])
+    check_state(shard, envs, where)
     schema = check_schema(shard, where)
     if schema is not None and capacity * schema.item_bytes > MAX_BUFFER_BYTES:
         raise corrupt(where, "the buffer is too large to have been saved",
@@ -220,6 +232,8 @@ def check_trajectory_shard(store: Path, shard: Dict[str, Any], where: Any) -> No
     trajectories = shard.get("trajectories")
     if not isinstance(trajectories, list):
         raise corrupt(where, "bad trajectories", "a list", repr(trajectories)[:80])
+    check_listed_once([e.get("segment") if isinstance(e, dict) else e for e in trajectories],
+                      where)
     for entry in trajectories:
         seg = entry.get("segment") if isinstance(entry, dict) else None
         if not isinstance(seg, dict) or not isinstance(seg.get("fields"), list):
