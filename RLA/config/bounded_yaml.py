@@ -8,7 +8,7 @@ result. :func:`load_bounded` refuses each before it happens, as :class:`RefusedY
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Set
 
 import yaml
 
@@ -75,14 +75,25 @@ def expanded_size(root: yaml.Node, limit: int = MAX_EXPANDED_NODES) -> int:
 
     Iterative post-order with a memo per node, so a shared node costs one visit however
     often it is used; the arithmetic is where a bomb shows (sizes multiply).
+
+    Raises:
+        RefusedYAML: a node contains itself (``a: &a [*a]``: PyYAML registers an anchor
+            before composing its children, so the alias is the node itself). Such a value
+            would expand forever, here and in any later walk of the config.
     """
     sizes: Dict[int, int] = {}
+    started: Set[int] = set()  # expanded, not finished: a node met again in between is its own descendant
     stack: List[tuple] = [(root, False)]
     while stack:
         node, children_done = stack.pop()
         if id(node) in sizes:
             continue
         if not children_done:
+            if id(node) in started:
+                raise RefusedYAML("an alias inside its own anchor (a cycle)", expected="aliases to values "
+                                  "defined before them", found="a value that contains itself",
+                                  fix="remove the *alias from inside its &anchor", mark=node.start_mark)
+            started.add(id(node))
             stack.append((node, True))
             stack.extend((child, False) for child in _children(node) if id(child) not in sizes)
             continue
