@@ -1,6 +1,7 @@
 """Shared CLI plumbing: data-root resolution, common options, run selection, prompts, bars.
 
-Data root: ``--data-root``, else ``$RLA_DATA_ROOT``, else the folder of the nearest
+Data root: ``--data-root`` (a folder, or ``s3://`` / ``sftp://`` / ``file://``: see
+:mod:`RLA.sync.remote_root`), else ``$RLA_DATA_ROOT``, else the folder of the nearest
 ``rla_config.yaml`` upward from the current directory (or its ``DATA_ROOT`` key, relative
 to that folder).
 """
@@ -26,6 +27,8 @@ def resolve_data_root(explicit: Optional[str] = None, cwd: Optional[os.PathLike]
     Raises:
         ConfigError: nothing names a data root, or the named folder does not exist.
     """
+    if explicit and "://" in explicit:
+        return _remote_data_root(explicit, cwd)
     if explicit:
         root, origin = Path(explicit).expanduser(), "--data-root"
     elif os.environ.get(DATA_ROOT_ENV):
@@ -50,6 +53,17 @@ def resolve_data_root(explicit: Optional[str] = None, cwd: Optional[os.PathLike]
         raise ConfigError(f"The data root {root} does not exist", expected="an existing folder",
                           found=f"{root} (from {origin})", fix="check the path or create the folder")
     return root
+
+
+def _remote_data_root(url: str, cwd: Optional[os.PathLike] = None) -> Path:
+    """``s3://`` / ``sftp://`` / ``file://``: the local cache of the store, refreshed now
+    (endpoint, profile or SSH key from the nearest rla_config.yaml's REMOTE_SETTING)."""
+    from RLA.config import find_config, load_config
+    from RLA.sync.remote_root import open_data_root
+
+    config = find_config(cwd)
+    base = load_config(config).remote if config is not None else None
+    return open_data_root(url, base=base, warn=lambda message: print(f"warning: {message}", file=sys.stderr))
 
 
 def add_data_root(parser: argparse.ArgumentParser) -> None:
