@@ -37,7 +37,12 @@ MAX_CSV_BYTES = 2 << 30
 _CHUNK = 1 << 20
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | \
     getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
-_TOKENS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
+# A string token's closing quote is optional: a string that never ends is consumed once, to
+# the end of the text (a mandatory quote made the regex retry from every escaped quote: quadratic).
+# The JSON parser reads the same string from the same quote, so no bracket it sees is skipped.
+_TOKENS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[\]{}]', re.DOTALL)
+#: A ``\uD800``-``\uDFFF`` escape: the only way JSON text can hold a lone surrogate.
+_SURROGATE_ESCAPE = re.compile(rb'\\u[dD][89a-fA-F]')
 
 
 class UnreadableFileError(RLAError, ValueError):
@@ -193,18 +198,44 @@ def parse_json(path: PathLike, data: bytes, max_depth: int = MAX_JSON_DEPTH) -> 
     """Parse JSON bytes read from ``path`` with a nesting limit.
 
     Raises:
-        UnreadableFileError: nested deeper than ``max_depth``, binary, or not valid JSON.
+        UnreadableFileError: nested deeper than ``max_depth``, binary, not valid JSON, or a string
+            holding a lone surrogate (``"\\ud800"``: valid JSON, but no UTF-8 text).
     """
     if nesting_depth(data, max_depth) > max_depth:
         raise UnreadableFileError(path, f"JSON nested more than {max_depth} levels deep")
     text = decode_text(path, data)
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except RecursionError:  # cannot happen below the depth limit; kept as a last guard
         raise UnreadableFileError(path, "JSON nested too deeply") from None
     except ValueError as exc:  # JSONDecodeError, and int() of more than 4300 digits
         first = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
         raise UnreadableFileError(path, f"not valid JSON ({first})") from None
+    if _SURROGATE_ESCAPE.search(data) is not None:
+        _refuse_lone_surrogates(path, value)
+    return value
+
+
+def _refuse_lone_surrogates(path: PathLike, value: Any) -> None:
+    """Raise when a string (key or value) of the parsed ``value`` is not encodable as UTF-8.
+
+    ``"\\ud800"`` is valid JSON, yet the string it gives cannot be written as UTF-8: pandas,
+    pyarrow and SQLite fail on it far from here, for every run listed with it.
+    """
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise UnreadableFileError(path, f"a lone surrogate ({item[exc.start]!r}) in a string: "
+                                          "not UTF-8 text") from None
 
 
 def read_json(path: PathLike, max_bytes: int = MAX_JSON_BYTES, max_depth: int = MAX_JSON_DEPTH) -> Any:
