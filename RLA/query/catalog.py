@@ -158,6 +158,13 @@ class Catalog:
         pairs.sort(key=lambda pair: ("arc:" if pair[0].archived else "") + pair[0].relative)
         return pairs
 
+    def task_counts(self, archived: Optional[bool] = False) -> Dict[str, int]:
+        """``{task: readable runs}`` of the scope (refreshed first), in SQL."""
+        self.refresh(None, archived)
+        scope, args = self.scope_sql(None, _flags(archived))
+        return dict(self.conn.execute(f"SELECT task, count(*) FROM runs WHERE {scope} GROUP BY task ORDER BY task",
+                                      args))
+
     def rebuild(self, progress: Optional[ProgressFn] = None) -> int:
         """Drop every row and re-read the whole tree; returns the number of runs indexed."""
         conn = self.conn

@@ -178,10 +178,13 @@ def _check_live(catalog: "Catalog", task: Optional[str], flags: List[bool], veri
         the damaged runs' records, or None when the changes could not be written.
     """
     scope, args = catalog.scope_sql(task, flags)
-    due = "1" if verify else "settled = 0 OR checked_at < ?"
-    rows = catalog.conn.execute(
-        f"SELECT key, sig, settled, CASE WHEN settled = 0 THEN record END FROM runs WHERE ({due}) AND {scope}",
-        (() if verify else (now - catalog.recheck_s,)) + args).fetchall()
+    select = "SELECT key, sig, settled, CASE WHEN settled = 0 THEN record END FROM runs"
+    if verify:
+        rows = catalog.conn.execute(f"{select} WHERE {scope}", args).fetchall()
+    else:  # two index lookups (runs_live): the live runs, and the settled ones due for a check
+        rows = catalog.conn.execute(f"{select} WHERE settled = 0 AND {scope}", args).fetchall()
+        rows += catalog.conn.execute(f"{select} WHERE settled = 1 AND checked_at < ? AND {scope}",
+                                     (now - catalog.recheck_s,) + args).fetchall()
     rows += [(key, None, 0, None) for (key,) in catalog.conn.execute(f"SELECT key FROM unread WHERE {scope}", args)]
     now_ns = time.time_ns()
     reread: List[RunLayout] = []

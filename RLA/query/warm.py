@@ -19,7 +19,8 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
-from typing import Any, Callable, Tuple
+import time
+from typing import Any, Callable, Optional, Tuple
 
 from RLA.manager.run_info import CRASHED, FINISHED, KILLED
 from RLA.query.records import RunRecord
@@ -30,7 +31,7 @@ SETTLE_S = 60.0
 RECHECK_S = 3600.0
 #: Data roots remembered per process, and derived items per root (least recently used dropped).
 MAX_ROOTS = 16
-MAX_ITEMS = 64
+MAX_ITEMS = 16
 _ENDED = (FINISHED, CRASHED, KILLED)
 
 
@@ -50,24 +51,34 @@ class WarmCaches:
     """Per-process data derived from the index of each data root, per generation."""
 
     def __init__(self) -> None:
-        self._roots: "OrderedDict[str, OrderedDict[Any, Tuple[int, Any]]]" = OrderedDict()
+        self._roots: "OrderedDict[str, OrderedDict[Any, Tuple[int, Any, float]]]" = OrderedDict()
         self._lock = threading.Lock()
 
-    def cached(self, data_root: os.PathLike, key: Any, generation: int, build: Callable[[], Any]) -> Any:
-        """``build()``, memoised while the index's ``generation`` stays the same."""
+    def cached(self, data_root: os.PathLike, key: Any, generation: int, build: Callable[[], Any],
+               max_age: Optional[Callable[[Any], Optional[float]]] = None) -> Any:
+        """``build()``, memoised while the index's ``generation`` stays the same.
+
+        Args:
+            max_age: ``max_age(value)`` gives the seconds a value stays usable (None: no limit),
+                e.g. a short time for tables holding running runs, whose status changes
+                without any file changing.
+        """
         root = os.path.abspath(os.fspath(data_root))
+        now = time.monotonic()
         with self._lock:
             items = self._roots.setdefault(root, OrderedDict())
             self._roots.move_to_end(root)
             while len(self._roots) > MAX_ROOTS:
                 self._roots.popitem(last=False)
             hit = items.get(key)
-            if hit is not None and hit[0] == generation:
-                items.move_to_end(key)
+        if hit is not None and hit[0] == generation:
+            age = max_age(hit[1]) if max_age is not None else None
+            if age is None or now - hit[2] <= age:
                 return hit[1]
         value = build()
         with self._lock:
-            items[key] = (generation, value)
+            items[key] = (generation, value, now)
+            items.move_to_end(key)
             while len(items) > MAX_ITEMS:
                 items.popitem(last=False)
         return value

@@ -71,10 +71,7 @@ def grouped_curves(rows: Sequence[Any], opts: CurveOptions) -> Dict[str, Any]:
         RLAError: no metric, a bad option, or runs that share no x range.
         QueryError: a metric no selected run logged.
     """
-    from RLA.plot.grouping import group_runs
-    from RLA.plot.resample import split_xy
     from RLA.plot.stats import AGGREGATES, BANDS
-    from RLA.query import load_curves
 
     if not opts.metrics:
         raise RLAError("No metric to plot", expected="metric=<name>", found="none", fix="pick a metric")
@@ -83,9 +80,23 @@ def grouped_curves(rows: Sequence[Any], opts: CurveOptions) -> Dict[str, Any]:
                        f"0 <= resample <= {MAX_RESAMPLE}",
                        found=f"agg={opts.agg!r}, band={opts.band!r}, resample={opts.resample}",
                        fix="pick listed values")
-    result: Dict[str, Any] = {"x": opts.x, "metrics": {}, "notes": []}
     if not rows:
-        return result
+        return {"x": opts.x, "metrics": {}, "notes": []}
+    from RLA.query import WARM
+    from RLA.query.tree import run_key
+
+    # The same runs with the same files (signatures) and statuses give the same chart:
+    # computed once, kept with the index's other derived data (see RLA.query.warm).
+    key = ("chart", repr(opts), tuple((run_key(r.layout), r.record.signature, r.status) for r in rows))
+    return WARM.cached(rows[0].layout.data_root, key, 0, lambda: _grouped(rows, opts))
+
+
+def _grouped(rows: Sequence[Any], opts: CurveOptions) -> Dict[str, Any]:
+    from RLA.plot.grouping import group_runs
+    from RLA.plot.resample import split_xy
+    from RLA.query import load_curves
+
+    result: Dict[str, Any] = {"x": opts.x, "metrics": {}, "notes": []}
     curves = load_curves(list(rows), opts.metrics, x=opts.x, x_bound=opts.x_bound)
     for metric in opts.metrics:
         part = curves[curves["metric"] == metric]

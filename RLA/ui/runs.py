@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from RLA.annotations import read_annotations
 from RLA.errors import QueryError
@@ -85,45 +85,65 @@ def _limit(value: Any, default: int, high: int) -> int:
     return min(number, high) if high else number
 
 
+#: Seconds a cached table holding running runs is reused (their status changes without
+#: any file changing; a table of ended runs is reused until the index changes).
+LIVE_TABLE_S = 5.0
+
+
+def _table(data_root: os.PathLike, flt: RunFilter, sort: Optional[str], descending: bool) -> Tuple[Any, int]:
+    """The sorted frame of ``flt`` and the number of skipped runs, cached per index generation."""
+    from RLA.query import Catalog, WARM, rows_to_frame
+
+    def build() -> Tuple[Any, int]:
+        selection = select(data_root, flt)
+        frame = rows_to_frame(selection.runs)
+        return _sorted(frame, sort, descending).reset_index(drop=True), len(selection.skipped)
+
+    with Catalog(data_root) as catalog:
+        catalog.refresh(flt.task, flt.archived)
+        generation = catalog.generation
+    key = ("runs table", flt.where, flt.task, tuple(flt.status), flt.since, flt.until, flt.archived, flt.tag,
+           tuple(flt.runs), sort, descending)
+    return WARM.cached(data_root, key, generation, build,
+                       max_age=lambda value: LIVE_TABLE_S if (value[0]["status"] == "running").any() else None)
+
+
 def runs_page(data_root: os.PathLike, flt: RunFilter, sort: Optional[str] = None, descending: bool = False,
               limit: Any = 50, offset: Any = 0, columns: Sequence[str] = ()) -> Dict[str, Any]:
     """One page of the runs table.
+
+    The selected, sorted table is kept per index generation (see :mod:`RLA.query.warm`):
+    paging, re-sorting an unchanged selection and going back to it cost only the page.
 
     Returns:
         ``{"total", "offset", "limit", "columns" (shown), "available" (every column:
         base, hyper-parameters, metric summaries), "params", "metrics", "status_counts",
         "rows": [{column: value, "tags": [...], "note": str}]}``.
     """
-    from RLA.query import rows_to_frame
-
     limit_n, offset_n = _limit(limit, 50, MAX_LIMIT), _limit(offset, 0, 0)
-    selection = select(data_root, flt)
-    frame = rows_to_frame(selection.runs)
-    available = list(frame.columns)
-    shown = [c for c in (columns or DEFAULT_COLUMNS) if c in frame.columns]
+    ordered, skipped = _table(data_root, flt, sort, descending)
+    available = list(ordered.columns)
+    shown = [c for c in (columns or DEFAULT_COLUMNS) if c in ordered.columns]
     if "index" not in shown:
         shown.insert(0, "index")
-    ordered = _sorted(frame, sort, descending)
     page = ordered.iloc[offset_n:offset_n + limit_n]
     rows = []
     for record in page[shown + ["log_dir"]].to_dict("records"):
         notes = read_annotations(record.pop("log_dir"))
         rows.append(dict(jsonable(record), tags=list(notes.tags), note=notes.note))
-    return {"total": len(frame), "offset": offset_n, "limit": limit_n, "columns": shown,
-            "available": available, "params": frame.attrs.get("param_columns", []),
-            "metrics": sorted({c[c.index("(") + 1:-1] for c in frame.attrs.get("metric_columns", [])}),
-            "status_counts": jsonable(frame["status"].value_counts().to_dict()) if len(frame) else {},
-            "skipped": len(selection.skipped), "rows": rows}
+    return {"total": len(ordered), "offset": offset_n, "limit": limit_n, "columns": shown,
+            "available": available, "params": ordered.attrs.get("param_columns", []),
+            "metrics": sorted({c[c.index("(") + 1:-1] for c in ordered.attrs.get("metric_columns", [])}),
+            "status_counts": jsonable(ordered["status"].value_counts().to_dict()) if len(ordered) else {},
+            "skipped": skipped, "rows": rows}
 
 
 def task_counts(data_root: os.PathLike, archived: Optional[bool] = False) -> Dict[str, int]:
-    """``{task: number of runs}`` (the page builds the task tree from the ``/`` in names)."""
-    from RLA.query import select_runs
+    """``{task: number of runs}`` (the page builds the task tree from the ``/`` in names), in SQL."""
+    from RLA.query import Catalog
 
-    counts: Dict[str, int] = {}
-    for row in select_runs(data_root, archived=archived).runs:
-        counts[row.layout.task] = counts.get(row.layout.task, 0) + 1
-    return dict(sorted(counts.items()))
+    with Catalog(data_root) as catalog:
+        return catalog.task_counts(archived)
 
 
 def statuses(data_root: os.PathLike, indices: Sequence[str]) -> Dict[str, str]:
