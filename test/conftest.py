@@ -10,6 +10,23 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 
+@pytest.fixture(autouse=True)
+def fresh_global_manager():
+    """Every test starts with the global ``exp_manager`` holding no run, no hyper-parameter, no tracked key.
+
+    Tests that use the global instance (as the original's users do) would otherwise leak tracked
+    keys into the next test that uses it.
+    """
+    yield
+    tester = sys.modules.get("RLA.easy_log.tester")
+    manager = getattr(tester, "exp_manager", None)
+    if manager is None:
+        return
+    manager.finish()
+    manager.hyper_param = {}
+    manager.clear_record_param()
+
+
 @pytest.fixture
 def minimal_config(tmp_path: Path) -> Path:
     """A project folder with a small rla_config.yaml (csv + log outputs, no framework)."""
