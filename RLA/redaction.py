@@ -23,8 +23,9 @@ import json
 import re
 import shlex
 import threading
+import unicodedata
 import urllib.parse
-from typing import Any, Iterable, List, Optional, Pattern, Sequence, Set, Tuple
+from typing import Any, Iterable, Iterator, List, Optional, Pattern, Sequence, Set, Tuple
 
 #: What replaces a secret.
 MARKER = "<redacted>"
@@ -38,6 +39,10 @@ DEFAULT_KEY_PATTERNS: Tuple[str, ...] = (
 _SHELL_SAFE = re.compile(r"([^\w@%+=:,./-])")  # what bash's printf %q escapes
 _SHELL_DQ = re.compile(r'(["\\$`])')
 #: Learned text that is no secret: numbers and boolean / null words.
+#: The password of a ``scheme://user:password@host`` URL (user may be empty, as in redis://:pw@).
+_URL_PASSWORD = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@]*:([^\s/@]+)@")
+_URL_PASSWORD_BYTES = re.compile(_URL_PASSWORD.pattern.encode())
+_WORD = re.compile(r"[A-Za-z_]+")
 _PLAIN = re.compile(r"[-+]?(\d[\d_]*\.?\d*([eE][-+]?\d+)?|\.\d+)|true|false|none|null|yes|no|on|off", re.I)
 
 
@@ -58,10 +63,21 @@ def secret_forms(value: str) -> Set[str]:
     Raw; JSON (ASCII and Unicode escapes); YAML single-quoted (``'`` doubled) and
     double-quoted; CSV (``"`` doubled); shell (:func:`shlex.quote`, inside double quotes,
     backslash-escaped); URL-encoded (``quote``, ``quote_plus``); Python ``repr`` of the str
-    and of its UTF-8 bytes. Outer quotes are left off so a form also matches inside a
+    and of its UTF-8 bytes; each of these for both Unicode normal forms (NFC, and NFD as
+    macOS file names and some editors write it). Outer quotes are left off so a form also matches inside a
     longer quoted string. A multi-line value also contributes each of its lines (a diff
     prefixes them with ``+``).
     """
+    forms: Set[str] = set()
+    for spelling in {value, unicodedata.normalize("NFC", value), unicodedata.normalize("NFD", value)}:
+        forms |= _encoded_forms(spelling)
+    if "\n" in value:
+        forms.update(line for line in value.splitlines() if len(line.strip()) >= MIN_SECRET_LENGTH)
+    return {form for form in forms if form}
+
+
+def _encoded_forms(value: str) -> Set[str]:
+    """What each encoder makes of one spelling of a value (see :func:`secret_forms`)."""
     forms = {value, value.replace("'", "''"), value.replace('"', '""'),
              json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1],
              shlex.quote(value), _SHELL_SAFE.sub(r"\\\1", value), _SHELL_DQ.sub(r"\\\1", value),
@@ -71,9 +87,7 @@ def secret_forms(value: str) -> Set[str]:
     quoted = shlex.quote(value)
     if quoted.startswith("'") and quoted.endswith("'"):
         forms.add(quoted[1:-1])
-    if "\n" in value:
-        forms.update(line for line in value.splitlines() if len(line.strip()) >= MIN_SECRET_LENGTH)
-    return {form for form in forms if form}
+    return forms
 
 
 def _normalize_key(key: str) -> str:
@@ -118,8 +132,10 @@ class RedactionPolicy:
         with self._lock:
             self._values |= fresh
             forms = sorted({f for v in self._values for f in secret_forms(v)}, key=len, reverse=True)
-            self._text_re = re.compile("|".join(map(re.escape, forms)))
-            self._bytes_re = re.compile(b"|".join(re.escape(f.encode("utf-8")) for f in forms))
+            # A lookahead finds a form at every position, so overlapping secrets are all found
+            # (see spans); the longest form at a position comes first.
+            self._text_re = re.compile("(?=(%s))" % "|".join(map(re.escape, forms)))
+            self._bytes_re = re.compile(b"(?=(%s))" % b"|".join(re.escape(f.encode("utf-8")) for f in forms))
             self.longest_form = max(len(f.encode("utf-8")) for f in forms)
 
     def is_secret_key(self, key: str) -> bool:
@@ -140,27 +156,29 @@ class RedactionPolicy:
             _collect(self, mapping, "", False, found)
         if argv is not None:
             found += [value for _, value, _ in _secret_options(self, argv)]
+            found += [pw for arg in argv for pw in url_passwords(str(arg))]
         self.add_values(value for value in found if not _PLAIN.fullmatch(value.strip()))
 
     # ---------------------------------------------------------------- redaction
     def redact_text(self, text: str) -> str:
         """``text`` with every form of every known value replaced by :data:`MARKER`."""
         pattern = self._text_re
-        if pattern is None or not text:
-            return text
-        return pattern.sub(MARKER, text)
+        if pattern is not None and text:
+            text = substitute(pattern, text, MARKER)
+        return _URL_PASSWORD.sub(_hide_url_password, text) if "://" in text else text
 
     @property
     def bytes_pattern(self) -> Optional[Pattern[bytes]]:
-        """One regular expression of every form of every known value (UTF-8), ``None`` without values."""
+        """A lookahead of every form of every known value (UTF-8; group 1 is the form), for
+        :func:`spans`; ``None`` without values."""
         return self._bytes_re
 
     def redact_bytes(self, data: bytes) -> bytes:
         """:meth:`redact_text` for UTF-8 bytes (any file content)."""
         pattern = self._bytes_re
-        if pattern is None or not data:
-            return data
-        return pattern.sub(MARKER.encode(), data)
+        if pattern is not None and data:
+            data = substitute(pattern, data, MARKER.encode())
+        return _URL_PASSWORD_BYTES.sub(_hide_url_password, data) if b"://" in data else data
 
     def redact_mapping(self, obj: Any, prefix: str = "", by_key: bool = True) -> Any:
         """A copy of ``obj`` (dicts, lists, tuples) safe to store.
@@ -186,6 +204,46 @@ class RedactionPolicy:
             else:
                 out.append(self.redact_text(str(arg)))
         return out
+
+
+def spans(pattern: Pattern[Any], data: Any, limit: Optional[int] = None) -> Iterator[Tuple[int, int]]:
+    """Merged ``(start, end)`` of every form ``pattern`` (a policy's lookahead) finds in ``data``,
+    overlapping ones joined; only forms starting before ``limit``."""
+    start = end = -1
+    for match in pattern.finditer(data):
+        if limit is not None and match.start() >= limit:
+            break
+        if match.start() < end:
+            end = max(end, match.end(1))
+            continue
+        if end > start:
+            yield start, end
+        start, end = match.start(), match.end(1)
+    if end > start:
+        yield start, end
+
+
+def substitute(pattern: Pattern[Any], data: Any, marker: Any) -> Any:
+    """``data`` with every span of :func:`spans` replaced by ``marker`` (str or bytes)."""
+    out, pos = [], 0
+    for start, end in spans(pattern, data):
+        out += [data[pos:start], marker]
+        pos = end
+    if not out:
+        return data
+    out.append(data[pos:])
+    return data[:0].join(out)
+
+
+def url_passwords(text: str) -> List[str]:
+    """The passwords of ``scheme://user:password@host`` URLs in ``text``."""
+    return _URL_PASSWORD.findall(text) if "://" in text else []
+
+
+def _hide_url_password(match: "re.Match[Any]") -> Any:
+    whole, marker = match.group(0), MARKER if isinstance(match.group(0), str) else MARKER.encode()
+    cut = match.start(1) - match.start(0)
+    return whole[:cut] + marker + whole[match.end(1) - match.start(0):]
 
 
 class _TextOnly:
@@ -229,16 +287,26 @@ def _secret_options(policy: RedactionPolicy, argv: Sequence[str]) -> List[Tuple[
     return found
 
 
+def _secret_like_key(key: Any) -> bool:
+    """Whether a key of a mapping under a secret key is itself a secret: any text but a plain
+    word (``user``, ``client_id`` name fields; ``sk-live-42...`` is a secret)."""
+    return isinstance(key, str) and not _WORD.fullmatch(key)
+
+
 def _collect(policy: RedactionPolicy, obj: Any, key: str, secret: bool, out: List[str]) -> None:
+    """Text under secret keys (the keys of a mapping under one too) and URL passwords anywhere."""
     if isinstance(obj, dict):
         for k, v in obj.items():
             child = f"{key}.{k}" if key else str(k)
+            if secret and _secret_like_key(k):
+                out.append(k)
             _collect(policy, v, child, secret or policy.is_secret_key(child), out)
     elif isinstance(obj, (list, tuple)):
         for item in obj:
             _collect(policy, item, key, secret, out)
-    elif secret and isinstance(obj, (str, bytes)):
-        out.append(obj.decode("utf-8", "replace") if isinstance(obj, bytes) else obj)
+    elif isinstance(obj, (str, bytes)):
+        text = obj.decode("utf-8", "replace") if isinstance(obj, bytes) else obj
+        out.extend([text] if secret else url_passwords(text))
 
 
 def _redact(policy: Any, obj: Any, key: str, secret: bool) -> Any:
@@ -247,6 +315,8 @@ def _redact(policy: Any, obj: Any, key: str, secret: bool) -> Any:
         for k, v in obj.items():
             child = f"{key}.{k}" if key else str(k)
             new_key = policy.redact_text(k) if isinstance(k, str) else k
+            if secret and _secret_like_key(k):  # {'api_keys': {'sk-live-...': 'billing'}}
+                new_key = MARKER if MARKER not in out else f"{MARKER}{len(out) + 1}"
             out[new_key] = _redact(policy, v, child, secret or policy.is_secret_key(child))
         return out
     if isinstance(obj, (list, tuple)):
@@ -272,7 +342,7 @@ def scrub(text: str, secret: Optional[str]) -> str:
 def contains_marker(obj: Any) -> bool:
     """Whether a stored value (or anything inside it) was redacted."""
     if isinstance(obj, dict):
-        return any(contains_marker(v) for v in obj.values())
+        return any(contains_marker(k) or contains_marker(v) for k, v in obj.items())
     if isinstance(obj, (list, tuple)):
         return any(contains_marker(v) for v in obj)
     return isinstance(obj, str) and MARKER in obj

@@ -253,10 +253,8 @@ class Logger:
         pending = dict(row)  # what the user recorded, without the keys added below
         step = row.setdefault(TIME_STEP_KEY, self.time_step.get_time())
         row.setdefault(TIMESTAMP_KEY, time.time())
-        if self.redact is not None:
-            for key, value in row.items():
-                if type(value) is str:
-                    row[key] = self.redact(value)
+        if self.redact is not None:  # names too: a column may be f"loss/{token}"
+            row, excluded = self._redacted(row), {self._redact_key(k): v for k, v in excluded.items()}
         if type(step) is not int:
             step = self.time_step.get_time()
         rows = [(writer, self._row_for(writer, row, excluded)) for writer in self.writers]
@@ -276,6 +274,16 @@ class Logger:
         if self.on_dump is not None:
             self.on_dump(dict(row))
         return row
+
+    def _redact_key(self, key: Any) -> Any:
+        assert self.redact is not None
+        return self.redact(key) if type(key) is str else key
+
+    def _redacted(self, row: Dict[str, Any]) -> Dict[str, Any]:
+        """``row`` with secrets hidden in its text values and in its column names."""
+        assert self.redact is not None
+        return {self._redact_key(key): self.redact(value) if type(value) is str else value
+                for key, value in row.items()}
 
     @staticmethod
     def _row_for(writer: KVWriter, row: Dict[str, Any], excluded: Dict[str, Tuple[str, ...]]) -> Dict[str, Any]:

@@ -8,7 +8,7 @@ from typing import IO, Iterable, Iterator, List, Optional, Pattern, Sequence
 
 from RLA.errors import ConfigError
 from RLA.fs import atomic_file
-from RLA.redaction import MARKER, RedactionPolicy
+from RLA.redaction import MARKER, RedactionPolicy, spans
 
 #: Never copied whatever the rules say: VCS internals and Python caches.
 ALWAYS_SKIPPED_DIRS = {".git", ".hg", ".svn", "__pycache__", ".pytest_cache", ".mypy_cache", ".trash"}
@@ -107,11 +107,12 @@ def _redacted_chunks(src: IO[bytes], pattern: Pattern[bytes], longest: int, chun
         buf += data
         safe = len(buf) if not data else max(len(buf) - keep, 0)  # a match starting here is complete
         out, pos, hit = [], 0, False
-        for match in pattern.finditer(buf):
-            if match.start() >= safe:
+        for start, stop in spans(pattern, buf, limit=safe):
+            if stop > safe and data:  # an overlapping secret may go on in the next chunk
+                safe = start
                 break
-            out += [buf[pos:match.start()], marker]
-            pos, hit = match.end(), True
+            out += [buf[pos:start], marker]
+            pos, hit = stop, True
         end = max(pos, safe)
         out.append(buf[pos:end])
         buf = buf[end:]
