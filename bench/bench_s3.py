@@ -1,0 +1,114 @@
+"""Benchmark of sync to an S3 store (moto's server on 127.0.0.1): RLA's s3 transport vs a naive s3fs.put.
+
+    python -m bench.bench_s3 --runs 200     # the SFTP bench's workload (bench/bench_sync.py)
+
+Workload (same runs as bench_sync): N runs of ~110 kB pushed once; then 10 runs grow by 1 %
+(progress.csv, log.txt, events) and are pushed again; then a push with nothing changed; a
+pull of everything into an empty folder; ``list_runs`` on the store through
+``--data-root s3://`` (cold: empty cache; warm: the cache refreshed again). The naive
+method re-uploads the whole tree with ``s3fs.put(recursive=True)`` at each sync. RLA's SFTP
+numbers are read from ``bench/results/sync.json`` (measured by bench_sync on this machine).
+moto runs in its own process (``python -m moto.server``) so it does not share the GIL.
+Writes ``bench/results/s3.json``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Dict, List
+
+from bench.bench_sync import TYPES, free_port, grow, make_run, tree_bytes, wait_port
+
+RESULTS = Path(__file__).resolve().parent / "results" / "s3.json"
+SFTP_RESULTS = Path(__file__).resolve().parent / "results" / "sync.json"
+
+
+def _start_moto(work: Path) -> subprocess.Popen:
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=open(work / "moto.log", "wb"))
+    wait_port(port, timeout=30)
+    os.environ["AWS_ENDPOINT_URL"] = f"http://127.0.0.1:{port}"
+    return proc
+
+
+def _timed(fn: Any) -> Dict[str, Any]:
+    start = time.perf_counter()
+    out = fn()
+    return {"seconds": round(time.perf_counter() - start, 3), "result": out}
+
+
+def _sftp_rows() -> Dict[str, Any]:
+    try:
+        rows = json.loads(SFTP_RESULTS.read_text())["rows"]
+    except (OSError, ValueError, KeyError):
+        return {}
+    return {row["method"]: row for row in rows}
+
+
+def main(argv: List[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=200)
+    args = parser.parse_args(argv)
+    os.environ.update(AWS_ACCESS_KEY_ID="bench", AWS_SECRET_ACCESS_KEY="bench-secret", AWS_DEFAULT_REGION="us-east-1",
+                      AWS_EC2_METADATA_DISABLED="true")
+    import boto3
+    import s3fs
+
+    from RLA.config.fields import validate_section
+    from RLA.config.remote import RemoteSettings
+    from RLA.layout import iter_run_dirs
+    from RLA.query import list_runs
+    from RLA.sync.remote_root import open_data_root
+    from RLA.sync.syncer import RunSyncer
+
+    work = Path(tempfile.mkdtemp(prefix="rla-bench-s3-"))
+    moto = _start_moto(work)
+    try:
+        boto3.client("s3").create_bucket(Bucket="bench")
+        rng = random.Random(0)
+        data = work / "data"
+        for i in range(args.runs):
+            make_run(data, i, rng)
+        settings = validate_section(RemoteSettings, {"file_transfer_protocol": "s3", "bucket": "bench",
+                                                     "prefix": "rla", "retries": 0}, "<bench>")
+        syncer = RunSyncer(settings, data)
+        fs = s3fs.S3FileSystem(skip_instance_cache=True, use_listings_cache=False)
+
+        def naive() -> int:
+            fs.put([str(data / t) for t in TYPES if (data / t).exists()], "bench/naive/", recursive=True)
+            return tree_bytes(data)
+
+        runs = list(iter_run_dirs(data))
+        out: Dict[str, Any] = {"runs": args.runs, "initial_bytes": tree_bytes(data)}
+        out["rla_initial"] = _timed(lambda: syncer.push(runs).bytes_sent)
+        out["naive_initial"] = _timed(naive)
+        appended = grow(data, list(range(0, args.runs, max(1, args.runs // 10)))[:10], rng)
+        out["appended_bytes"] = appended
+        out["rla_growth"] = _timed(lambda: syncer.push(runs).bytes_sent)
+        out["naive_growth"] = _timed(naive)
+        out["rla_no_change"] = _timed(lambda: syncer.push(runs).bytes_sent)
+        out["rla_pull"] = _timed(lambda: RunSyncer(settings, work / "pulled").pull().bytes_received)
+        cache = work / "cache"
+        url = "s3://bench/rla"
+        out["list_cold"] = _timed(lambda: len(list_runs(open_data_root(url, cache=cache))))
+        out["list_warm"] = _timed(lambda: len(list_runs(open_data_root(url, cache=cache))))
+        out["sftp"] = _sftp_rows().get("RLA sftp", {})
+        RESULTS.parent.mkdir(parents=True, exist_ok=True)
+        RESULTS.write_text(json.dumps(out, indent=1) + "\n")
+        print(json.dumps(out, indent=1))
+    finally:
+        moto.terminate()
+        moto.wait(timeout=30)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
