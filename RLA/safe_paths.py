@@ -4,7 +4,7 @@ Every place that builds a local path from text it did not make itself (a name a 
 lists, a ``--task`` argument, a file name in a manifest) checks the text here first, then
 checks the final path with :func:`inside`. A name is *plain* when it is one path component:
 not empty, not ``.`` or ``..``, no ``/`` or ``\\``, no NUL, newline or other control
-character, at most 255 bytes in UTF-8.
+character (C0, DEL or C1), at most 255 bytes in UTF-8.
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def _problem(text: str) -> str | None:
     if "/" in text or "\\" in text:
         return "it contains a path separator"
     for char in text:
-        if ord(char) < 0x20 or ord(char) == 0x7F:
+        if ord(char) < 0x20 or 0x7F <= ord(char) <= 0x9F:  # C0, DEL and C1 (U+009B is a one-byte CSI)
             return f"it contains the control character {char!r}"
     try:
         encoded = text.encode("utf-8")

@@ -14,8 +14,10 @@ from typing import Any
 
 # C0 controls (tab and newline included: they break table rows and can fake a line),
 # DEL, C1 controls (0x9b is a one-byte CSI on some terminals), the Unicode line and
-# paragraph separators, and the bidirectional formatting characters.
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# paragraph separators, the bidirectional formatting characters, and surrogates: a name
+# made of undecodable bytes arrives as U+DC80-U+DCFF and would print back as the raw byte.
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+                     "\ud800-\udfff]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -24,6 +26,8 @@ def _visible(match: "re.Match[str]") -> str:
     if char in _NAMED:
         return _NAMED[char]
     code = ord(char)
+    if 0xDC80 <= code <= 0xDCFF:  # os.fsdecode's stand-in for the undecodable byte code - 0xDC00
+        code -= 0xDC00
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 

@@ -75,10 +75,12 @@ def _syncer(args: argparse.Namespace, data_root: Path):  # -> RunSyncer
 
 
 def _print_report(report) -> None:  # report: SyncReport
+    from RLA.terminal import escape  # names come from the other side: no control character reaches the tty
+
     if report.dry_run:
         for index, action, key in report.planned:
-            print(f"{action:8s} {index}  {key}")
-    print(report.summary())
+            print(f"{action:8s} {escape(index)}  {escape(key)}")
+    print(escape(report.summary()))
 
 
 def _push(args: argparse.Namespace) -> int:
