@@ -48,7 +48,7 @@ class IgnoreRules:
         return False
 
 
-def _copy_tree(src: Path, dst: Path, rules: IgnoreRules, skip: Iterable[Path],
+def _copy_tree(src: Path, dst: Path, rules: IgnoreRules, skip: Iterable[Path], policy: RedactionPolicy,
                explicit_root: bool = False) -> List[Path]:
     copied: List[Path] = []
     # lib mode: the built library (usually git-ignored as a whole, e.g. build/) is copied
@@ -69,10 +69,7 @@ def _copy_tree(src: Path, dst: Path, rules: IgnoreRules, skip: Iterable[Path],
             full = here / name
             if rules.ignored(full, False, root) or full.is_symlink() and not full.exists():
                 continue
-            target = dst / full.relative_to(src)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(full, target)
-            copied.append(target)
+            copied.append(copy_redacted(full, dst / full.relative_to(src), policy))
     return copied
 
 
@@ -122,14 +119,22 @@ def _redacted_chunks(src: IO[bytes], pattern: Pattern[bytes], longest: int, chun
             return
 
 
-def _redact(files: Iterable[Path], policy: RedactionPolicy) -> None:
-    """Rewrite every copied file that holds a known secret in any of its forms (never store secrets)."""
-    for path in files:
-        try:
-            redact_file(path, policy)
-        except OSError:
-            path.unlink(missing_ok=True)  # a copy that could not be redacted is not kept
-            raise
+def copy_redacted(src: Path, target: Path, policy: RedactionPolicy, chunk_size: int = 1 << 20) -> Path:
+    """Copy ``src`` to ``target`` with every known value redacted on the way; returns ``target``.
+
+    The secret never reaches the disk (no copy-then-redact window a kill could leave), and the
+    copy is atomic: a full disk is a :class:`RLA.errors.DiskFullError` naming ``target`` and
+    leaves no partial file. Permission bits and times are kept.
+    """
+    pattern = policy.bytes_pattern
+    with open(src, "rb") as source, atomic_file(target, durable=False) as dst:
+        if pattern is None:
+            shutil.copyfileobj(source, dst, chunk_size)
+        else:
+            for piece in _redacted_chunks(source, pattern, policy.longest_form, chunk_size, everything=True):
+                dst.write(piece)
+    shutil.copystat(src, target)
+    return target
 
 
 def backup_code(code_dir: Path, project_root: Path, mode: str, backup_dirs: Sequence[str],
@@ -155,8 +160,11 @@ def backup_code(code_dir: Path, project_root: Path, mode: str, backup_dirs: Sequ
 
     Raises:
         ConfigError: a listed folder/file or the lib dir does not exist.
+        DiskFullError: the disk filled up; the file being copied is not left half written.
     """
     rules = IgnoreRules([p for p in ignore_files if Path(p).is_file()])
+    policy = redaction if redaction is not None else RedactionPolicy()
+    policy.add_values(secrets)
     copied: List[Path] = []
     if mode == "source":
         entries = [(project_root / entry, entry) for entry in backup_dirs]
@@ -174,23 +182,16 @@ def backup_code(code_dir: Path, project_root: Path, mode: str, backup_dirs: Sequ
                               fix=f"fix {key} (relative to {project_root}) or create it")
         target = code_dir / (name if name is not None else "")
         if src.is_dir():
-            copied += _copy_tree(src, target.resolve() if name is not None else code_dir, rules, skip,
+            copied += _copy_tree(src, target.resolve() if name is not None else code_dir, rules, skip, policy,
                                  explicit_root=mode == "lib")
         elif not rules.ignored(src, False):
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, target)
-            copied.append(target)
+            copied.append(copy_redacted(src, target, policy))
     for run_file in run_files:
         run_file = Path(run_file)
         if not run_file.is_file():
             raise ConfigError(f"run_file {run_file} does not exist", expected="the path of an existing script",
                               found="no such file", fix="pass run_file=__file__ or a correct path")
-        target = code_dir / run_file.name
-        shutil.copy2(run_file, target)
-        copied.append(target)
-    policy = redaction if redaction is not None else RedactionPolicy()
-    policy.add_values(secrets)
-    _redact(copied, policy)
+        copied.append(copy_redacted(run_file, code_dir / run_file.name, policy))
     return copied
 
 

@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from RLA.config import PASSWORD_ENV, RLAConfig, load_config
 from RLA.errors import ConfigError, HyperParameterError, RunStateError
-from RLA.fs import atomic_write_json, json_default
+from RLA.fs import atomic_write_json, atomic_write_text, json_default
 from RLA.layout import ARCHIVE_TESTER, DIR_TYPES, RunLayout
 from RLA.logger.time_step import time_step_holder
 from RLA.manager import run_info as ri
@@ -435,10 +435,10 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
         facts, diff, untracked = git_facts(project_root)
         if facts is not None:
             text = self.redaction.redact_text
-            if diff:
-                (code_dir / "git_diff.patch").write_text(text(diff) + "\n", encoding="utf-8")
+            if diff:  # atomic: a full disk is a DiskFullError, never half a patch
+                atomic_write_text(code_dir / "git_diff.patch", text(diff) + "\n", durable=False)
             if untracked:
-                (code_dir / "git_untracked.txt").write_text(text(untracked) + "\n", encoding="utf-8")
+                atomic_write_text(code_dir / "git_untracked.txt", text(untracked) + "\n", durable=False)
             atomic_write_json(code_dir / "git_info.json", self.redaction.redact_mapping(facts, by_key=False),
                               durable=False)
         self.update_run_info(git=facts)
