@@ -13,22 +13,46 @@ from typing import Any, Callable, Optional
 from RLA.manager.run_info import CRASHED, KILLED
 
 
-class Heartbeat:
-    """A daemon thread calling ``beat()`` every ``interval`` seconds until closed."""
+def _report_to_stderr(exc: BaseException) -> None:
+    print(f"rla: the run's heartbeat could not be written ({type(exc).__name__}: {exc}); while this "
+          "lasts, readers will report the run as crashed once its heartbeat is stale", file=sys.stderr)
 
-    def __init__(self, beat: Callable[[], None], interval: float) -> None:
+
+class Heartbeat:
+    """A daemon thread calling ``beat()`` every ``interval`` seconds until closed.
+
+    A failing beat never stops training; it is reported through ``on_error`` (stderr by default)
+    once per distinct failure, and again after a beat that succeeded in between.
+    """
+
+    def __init__(self, beat: Callable[[], None], interval: float,
+                 on_error: Callable[[BaseException], None] = _report_to_stderr) -> None:
         self._beat = beat
         self._interval = interval
+        self._on_error = on_error
+        self._last_error: Optional[str] = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="rla-heartbeat", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
         while not self._stop.wait(self._interval):
-            try:
-                self._beat()
-            except Exception:  # noqa: BLE001 - a failed heartbeat must never kill training
-                pass
+            self.beat_once()
+
+    def beat_once(self) -> None:
+        """One beat; a failure is reported (see the class docstring), never raised."""
+        try:
+            self._beat()
+        except Exception as exc:  # noqa: BLE001 - a failed heartbeat must never kill training
+            key = f"{type(exc).__name__}: {exc}"
+            if key != self._last_error:
+                self._last_error = key
+                try:
+                    self._on_error(exc)
+                except Exception:  # noqa: BLE001 - the reporter itself must not kill the thread
+                    pass
+        else:
+            self._last_error = None
 
     def close(self) -> None:
         """Stop the thread (idempotent)."""
