@@ -125,7 +125,8 @@ def select(args: argparse.Namespace, data_root: Path, archived: Optional[bool] =
     selection = select_runs(data_root, task=args.task, regex=(args.regex or []) + list(getattr(args, "runs", []) or []),
                             where=args.where, since=args.since, until=args.until, status=args.status,
                             archived=archived, include_broken=include_broken,
-                            progress=lambda items, n: bar(items, n, "indexing"))
+                            progress=lambda items, n: bar(items, n, "indexing"),
+                            verify=bool(getattr(args, "verify", False)))
     report_skipped(selection.skipped, listed=include_broken)
     report_fragments(selection.runs, data_root)
     return selection

@@ -103,4 +103,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--archived", action="store_true", help="list archived runs (under arc/)")
     parser.add_argument("--all", action="store_true", help="list active and archived runs")
     parser.add_argument("--include-broken", action="store_true", help="also list runs that could not be read")
+    parser.add_argument("--verify", action="store_true",
+                        help="check every folder and every run's files now instead of trusting the index "
+                             "(finds hand edits of ended runs at once)")
     parser.set_defaults(func=run)
