@@ -219,17 +219,54 @@ def atomic_write_text(path: PathLike, text: str, durable: bool = True) -> None:
     atomic_write_bytes(path, text.encode("utf-8"), durable=durable)
 
 
+#: Types :func:`plain` returns unchanged (checked by exact type: ``np.float64`` is a float subclass).
+_PLAIN_TYPES = (bool, int, float, str, type(None))
+
+
+def plain(value: Any) -> Any:
+    """``value`` as a plain Python number when it is a numpy/torch scalar, a 0-d or one-element
+    array or tensor, or another real number (``Decimal``, ``Fraction``); anything else unchanged.
+
+    Every number RLA writes to a CSV or JSON file goes through here, so a file never holds
+    ``np.float64(0.34)``, ``tensor(2.5)`` or ``[2.5]`` where a reader expects ``0.34``.
+    """
+    kind = type(value)
+    if kind in _PLAIN_TYPES:
+        return value
+    if kind.__module__.partition(".")[0] in ("numpy", "torch") and hasattr(value, "item"):
+        try:
+            return value.item()
+        except (ValueError, RuntimeError, TypeError):  # several elements: stays an array
+            return value
+    import numbers
+
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real) or (isinstance(value, numbers.Number)
+                                           and not isinstance(value, numbers.Complex)):  # Decimal
+        return float(value)
+    return value
+
+
 def json_default(obj: Any) -> Any:
-    """Make numpy/torch scalars, arrays, paths and sets JSON-able; anything else becomes its repr."""
+    """Make numpy/torch scalars and arrays, other real numbers (:func:`plain`), paths, sets and
+    dates JSON-able; anything else becomes its repr."""
     if hasattr(obj, "tolist") and callable(obj.tolist):  # numpy arrays/scalars, torch tensors
         try:
             return obj.tolist()
         except Exception:  # noqa: BLE001 - fall through to repr
             pass
+    number = plain(obj)
+    if number is not obj:
+        return number
     if isinstance(obj, (set, frozenset)):
         return sorted(obj, key=repr)
     if isinstance(obj, os.PathLike):
         return os.fspath(obj)
+    import datetime
+
+    if isinstance(obj, (datetime.date, datetime.time)):
+        return obj.isoformat()
     return repr(obj)
 
 

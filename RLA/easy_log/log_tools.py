@@ -16,7 +16,7 @@ from typing import Any, Iterable, List, Optional, Sequence
 import numpy as np
 
 from RLA.easy_log.const import ARCHIVED_TABLE, default_log_types
-from RLA.fs import atomic_write_text
+from RLA.fs import atomic_write_text, json_default
 from RLA.layout import RunLayout
 
 _INDEX_RE = re.compile(r"\d{4}/\d{2}/\d{2}/\d{2}-\d{2}-\d{2}-\d{6}")
@@ -191,7 +191,7 @@ class ViewLogTool(BasicLogTool):
                 continue
             backup = row.layout.log_dir / "backup.txt"
             text = backup.read_text(errors="replace") if backup.is_file() else ""
-            print(text or json.dumps(row.params, indent=2, sort_keys=True, default=str))
+            print(text or json.dumps(row.params, indent=2, sort_keys=True, default=json_default))
             shown.append(row.layout.record_date)
         return shown
 
@@ -212,7 +212,7 @@ class PrettyPlotterTool(BasicLogTool):
             params = dict(row.params)
             params["formatted_log_name"] = f"{row.layout.task}/{row.layout.date}/{row.layout.name}"
             target = row.layout.log_dir / "parameter.json"
-            atomic_write_text(target, json.dumps(params, indent=4, sort_keys=True, default=str))
+            atomic_write_text(target, json.dumps(params, indent=4, sort_keys=True, default=json_default))
             print("gen:", target)
             written.append(target)
         return written

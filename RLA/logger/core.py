@@ -12,6 +12,7 @@ from collections import deque
 from typing import Any, Callable, Deque, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from RLA.errors import LoggerError
+from RLA.fs import plain
 from RLA.logger.formats import make_output_format
 from RLA.logger.formats._append import UndoableAppends
 from RLA.logger.formats.base import KVWriter, SeqWriter
@@ -35,13 +36,9 @@ FormatSpec = Union[str, KVWriter]
 
 
 def normalize_value(val: Any) -> Any:
-    """Turn numpy/torch scalars (0-d) into python numbers; leave anything else as is."""
-    if getattr(val, "ndim", None) == 0 and hasattr(val, "item"):
-        try:
-            return val.item()
-        except Exception:  # noqa: BLE001 - exotic array types keep their own str()
-            return val
-    return val
+    """Turn numpy/torch scalars (0-d or one-element arrays) into python numbers
+    (:func:`RLA.fs.plain`); leave anything else as is."""
+    return plain(val)
 
 
 def check_total_steps(total: Any) -> Optional[int]:

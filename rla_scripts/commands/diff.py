@@ -5,6 +5,7 @@ import argparse
 import json
 from typing import Any, Dict, List
 
+from RLA.fs import json_default
 from rla_scripts.commands._common import add_data_root, resolve_data_root
 
 
@@ -34,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     data_root = resolve_data_root(args.data_root)
     runs = [find_run(data_root, sel, task=args.task, archived=args.archived) for sel in (args.run_a, args.run_b)]
     result = compare_runs(runs)
-    print(json.dumps(result, indent=2, default=str) if args.format == "json" else render(result))
+    print(json.dumps(result, indent=2, default=json_default) if args.format == "json" else render(result))
     return 0
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Dict, List
 
 from RLA.errors import RLAError
+from RLA.fs import json_default
 from rla_scripts.commands._common import add_data_root, resolve_data_root
 
 
@@ -102,7 +103,7 @@ def _lines(view: Dict[str, Any]) -> List[str]:
 def run(args: argparse.Namespace) -> int:
     data_root = resolve_data_root(args.data_root)
     view = describe_run(data_root, args.run, task=args.task, archived=args.archived)
-    print(json.dumps(view, indent=2, default=str) if args.format == "json" else render(view))
+    print(json.dumps(view, indent=2, default=json_default) if args.format == "json" else render(view))
     if view["problems"]:  # what could be read is shown above; the damage is the error
         raise RLAError(f"Run {view['index']} is damaged", expected="run files RLA can read safely",
                        found="; ".join(view["problems"]),
