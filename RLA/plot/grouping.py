@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from RLA.errors import RLAError
+from RLA.plot.checks import split_value
 from RLA.query.selection import RunRow
 
 #: Value shown for a split key a run does not have (the original's "not found").
@@ -41,6 +42,9 @@ def group_runs(runs_per_reg: Sequence[Sequence[RunRow]], split_keys: Sequence[st
                use_y_name: bool = False) -> List[Group]:
     """Group runs; the order is by typed split-key values (numbers numerically), or reg order.
 
+    A split key is a hyper-parameter or, for a run without one of that name, a run column
+    (``task``, ``host`` ...): see :func:`RLA.plot.checks.split_value`.
+
     Raises:
         RLAError: ``regs2legends`` does not give one legend per reg.
     """
@@ -57,7 +61,7 @@ def group_runs(runs_per_reg: Sequence[Sequence[RunRow]], split_keys: Sequence[st
             if row.index in seen:
                 continue
             seen.add(row.index)
-            values = {key: row.params.get(key, NOT_FOUND) for key in split_keys}
+            values = {key: split_value(row, key, NOT_FOUND) for key in split_keys}
             key = tuple(_sortable(values[k]) for k in split_keys)
             if key not in groups:
                 parse_dict = {k: str(v) for k, v in values.items()}

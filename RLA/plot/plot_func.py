@@ -14,7 +14,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from RLA.errors import RLAError, RunNotFoundError
-from RLA.fs import atomic_write_text
+from RLA.fs import atomic_write_text, plain
+from RLA.plot.checks import check_split_keys, check_tasks, with_task_key
 from RLA.plot.grouping import default_key_to_legend, group_runs
 from RLA.plot.original_shape import original_scores
 from RLA.plot.resample import check_points, common_grid, split_xy, stack
@@ -102,15 +103,18 @@ def plot_func(data_root: Union[str, os.PathLike], task_table_name: Optional[str]
               x_bound: Union[None, float, Tuple[float, float]] = None, summarize_res: bool = False,
               legend_outside: bool = False, use_marker: bool = False, markers: Optional[Sequence[str]] = None,
               legend_ncol: Optional[int] = None, skip_legend: bool = False, rescale_idx: Optional[float] = None,
-              **kwargs: Any) -> PlotResult:
+              all_tasks: bool = False, **kwargs: Any) -> PlotResult:
     """Plot grouped learning curves of the runs matched by ``regs`` in ``task_table_name``.
 
     Args:
         data_root: the database root.
-        task_table_name: the task (``None``: every task).
+        task_table_name: the task (``None``: every task; runs of several tasks then need
+            ``all_tasks=True``).
         regs: globs on ``YYYY/MM/DD/<name>`` (the original's "regex"); each selects runs.
-        split_keys: hyper-parameters whose values define the groups (one curve each).
-        metrics: ``progress.csv`` columns; one subplot per metric.
+        split_keys: hyper-parameters whose values define the groups (one curve each); a run
+            column (``task``, ``host`` ...) also works. A key no selected run has is an error.
+        metrics: ``progress.csv`` columns; one subplot per metric (a column no selected run
+            logged is an error).
         use_buf, verbose: accepted as in the original (``verbose`` prints the final stats).
         xlim: keep ``x <= xlim``, or ``lo <= x <= hi`` for a pair; also the axis range.
         xlabel, ylabel: axis labels (``ylabel`` may be a list, one per metric).
@@ -137,13 +141,15 @@ def plot_func(data_root: Union[str, os.PathLike], task_table_name: Optional[str]
         x_bound: polixir's name of ``xlim``; summarize_res: print the runs each reg found.
         legend_outside, use_marker, markers, legend_ncol, skip_legend: the original's legend
             and marker options; rescale_idx: relabel x to ``[0, rescale_idx]``.
+        all_tasks: with ``task_table_name=None`` over runs of several tasks, group by task
+            too (one curve per task and split-key values) instead of refusing.
 
     Returns:
         :class:`PlotResult` — unpacks as ``(legends, stats)``.
 
     Raises:
-        RunNotFoundError: no run matches; QueryError: a bad ``where``/unknown metric;
-        RLAError: bad options.
+        RunNotFoundError: no run matches; QueryError: a bad ``where``, an unknown metric or
+        split key, runs of several tasks without ``all_tasks``; RLAError: bad options.
     """
     from RLA.query import load_curves, select_runs, warn_skipped
 
@@ -185,9 +191,12 @@ def plot_func(data_root: Union[str, os.PathLike], task_table_name: Optional[str]
         raise RunNotFoundError(f"No run matches regs {regs} in task {task_table_name!r}",
                                expected="at least one run", found=f"0 of {selection.scanned} runs",
                                fix="check regs, where and the task name")
+    tasks = check_tasks(all_rows.values(), task_table_name, all_tasks, regs2legends, split_keys)
+    split_keys = with_task_key(split_keys, tasks, all_tasks)
+    key_notes = [] if regs2legends is not None else check_split_keys(list(all_rows.values()), split_keys)
     curves = load_curves(list(all_rows.values()), metrics, x=x_key, x_bound=xlim)
     skipped = list(selection.skipped) + list(curves.attrs.get("skipped", []))
-    notes: List[str] = [f"skipped unreadable run {i}: {p}" for i, p in skipped]
+    notes: List[str] = [f"skipped unreadable run {i}: {p}" for i, p in skipped] + key_notes
     panels: List[Dict[str, Any]] = []
     csv_rows: List[str] = ["metric,legend,n_runs,x,center,low,high,n_at_x"]
     final_rows: List[str] = ["metric,legend,n,mean,median,iqm,std,stderr,ci_low,ci_high,window_start"]
@@ -212,7 +221,8 @@ def plot_func(data_root: Union[str, os.PathLike], task_table_name: Optional[str]
             longest = max(float(x[-1]) for x, _ in data)
             if not vary_len_plot and grid[-1] < longest:
                 notes.append(f"{metric}: {group.legend!r}: {len(data)} runs cut to x <= {grid[-1]:g} "
-                             f"(the shortest run); pass vary_len_plot=True to keep the tails")
+                             f"(the shortest run); pass vary_len_plot=True (rla plot --vary-len) to keep "
+                             "the tails")
             raw, smooth = stack(data, grid, smooth_step)
             original_scores(original, metric, group.legend, smooth)
             if rescale_idx is not None and grid[-1] > grid[0]:
@@ -224,9 +234,8 @@ def plot_func(data_root: Union[str, os.PathLike], task_table_name: Optional[str]
             panel_curves.append({"legend": group.legend, "n": len(data), "x": grid, "center": center,
                                  "low": low, "high": high, "color_index": color_index})
             for i in range(grid.size):
-                csv_rows.append(",".join([_cell(metric), _cell(group.legend), str(len(data)), repr(float(grid[i])),
-                                          repr(float(center[i])), repr(float(low[i])), repr(float(high[i])),
-                                          str(int(n_at[i]))]))
+                csv_rows.append(",".join([_cell(metric), _cell(group.legend), str(len(data))]
+                                         + [_number(v) for v in (grid[i], center[i], low[i], high[i], n_at[i])]))
             start = grid[0] + (grid[-1] - grid[0]) * (1 - final_window)
             window = grid >= start
             import warnings
@@ -240,9 +249,9 @@ def plot_func(data_root: Union[str, os.PathLike], task_table_name: Optional[str]
             summary["window_start"] = float(start)
             stats.setdefault(metric, {})[group.legend] = summary
             final_rows.append(",".join([_cell(metric), _cell(group.legend)] +
-                                       [repr(summary[k]) if k != "n" else str(summary[k]) for k in
+                                       [_number(summary[k]) for k in
                                         ("n", "mean", "median", "iqm", "std", "stderr", "ci_low", "ci_high")]
-                                       + [repr(float(start))]))
+                                       + [_number(start)]))
         panels.append({"title": metric, "curves": panel_curves})
     if not split_by_metrics and len(panels) > 1:
         merged = [dict(c, color_index=i) for i, c in enumerate(c for p in panels for c in p["curves"])]
@@ -275,6 +284,14 @@ def plot_func(data_root: Union[str, os.PathLike], task_table_name: Optional[str]
     result = PlotResult(legends, stats, files, fig, notes, skipped)
     result.g2lf, result.score_results = original["g2lf"], original["score_results"]
     return result
+
+
+def _number(value: Any) -> str:
+    """A CSV cell of a number, plain (``0.34``, never ``np.float64(0.34)``; integers stay integers)."""
+    value = plain(value)
+    if isinstance(value, int):
+        return str(value)
+    return repr(float(value))
 
 
 def _cell(text: str) -> str:

@@ -8,13 +8,19 @@ from rla_scripts.commands._common import add_data_root, resolve_data_root
 
 
 def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from RLA.plot import plot_func
 
     data_root = resolve_data_root(args.data_root)
     if args.dry_run:
         from rla_scripts.commands._common import require_runs, select
+        from RLA.plot.checks import check_split_keys, check_tasks, with_task_key
         rows = require_runs(select(args, data_root), args, data_root)
-        print(f"would plot {', '.join(args.metrics)} of {len(rows)} runs grouped by {', '.join(args.split_keys) or '(all)'}")
+        tasks = check_tasks(rows, args.task, args.all_tasks, split_keys=args.split_keys)
+        keys = with_task_key(args.split_keys, tasks, args.all_tasks)
+        check_split_keys(rows, keys)
+        print(f"would plot {', '.join(args.metrics)} of {len(rows)} runs grouped by {', '.join(keys) or '(all)'}")
         return 0
     from RLA.query import BrokenRunWarning
     from rla_scripts.commands._common import report_skipped
@@ -25,7 +31,9 @@ def run(args: argparse.Namespace) -> int:
                            xlim=args.xlim, where=args.where, x_key=args.x, xlabel=args.x, resample=args.resample,
                            smooth_step=args.smooth, agg=args.agg, band_kind=args.band, vary_len_plot=args.vary_len,
                            final_window=args.final_window, pretty=args.pretty, title=args.title,
-                           save_name=args.out, formats=args.formats, verbose=True)
+                           save_name=str(Path(args.out).expanduser()) if args.out else None,
+                           save_dir=Path.cwd(), formats=args.formats, all_tasks=args.all_tasks,
+                           verbose=True)
     report_skipped(result.skipped)
     return 0 if result.files else 1
 
@@ -49,10 +57,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--agg", choices=("mean", "median", "iqm"), default="mean")
     parser.add_argument("--band", choices=("std", "stderr", "ci", "none"), default="stderr")
     parser.add_argument("--vary-len", action="store_true", help="keep the tails of runs of unequal length")
+    parser.add_argument("--all-tasks", action="store_true",
+                        help="without --task over runs of several tasks: one curve per task (else an error)")
     parser.add_argument("--final-window", type=float, default=0.1, help="fraction of x for final statistics")
     parser.add_argument("--pretty", action="store_true", help="paper style, PNG+PDF")
     parser.add_argument("--title")
-    parser.add_argument("--out", help="file name or path (.png/.pdf/.svg); default results/easy_plot/<task>-<metrics>")
+    parser.add_argument("--out", help="figure path, relative to the current folder (.png/.pdf/.svg picks the "
+                                      "format); the CSVs go next to it. Default: ./<task>-<metrics>.png")
     parser.add_argument("--formats", nargs="+", choices=("png", "pdf", "svg"))
     parser.add_argument("--dry-run", action="store_true", help="count the runs, write nothing")
     parser.add_argument("--yes", "-y", action="store_true", help="accepted for symmetry; never prompts")

@@ -224,10 +224,13 @@ def test_init_writes_config_and_gitignore_once(tmp_path, capsys):
 
 
 @pytest.mark.timeout(60)
-def test_plot_command_writes_figure_and_csv(db, capsys):
+def test_plot_command_writes_figure_and_csv(db, capsys, tmp_path, monkeypatch):
+    out_dir = tmp_path / "cwd"
+    out_dir.mkdir()
+    monkeypatch.chdir(out_dir)  # --out is relative to the current folder, not the data root
     assert main(["plot", "--data-root", str(db), "--task", "demo", "--metrics", "return", "--split-keys", "algo",
                  "--resample", "0", "--smooth", "0", "--out", "p.png", "--vary-len"]) == 0
-    out_dir = db / "results" / "easy_plot"
+    assert not (db / "results" / "easy_plot").exists()
     assert (out_dir / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (out_dir / "p.csv").exists() and (out_dir / "p-final.csv").exists()
     assert main(["plot", "--data-root", str(db), "--metrics", "nope", "--out", "q.png"]) == 2
