@@ -113,7 +113,7 @@ def refresh(catalog: "Catalog", task: Optional[str], flags: List[bool], verify: 
     stored = _stored_dirs(catalog, task, flags)
     found = walk(catalog.data_root, stored, task, flags, full=verify)
     gone = gone_dirs(stored, found.listings, task, flags)
-    days = sorted(found.days | {stored[path].day for path in gone if stored[path].day})
+    days: List[str] = sorted(found.days | {day for day in (stored[path].day for path in gone) if day})
     members = _day_members(catalog, days, found.listings)
     known = {key for table in ("runs", "unread")
              for (key,) in catalog.file.in_chunks(f"SELECT key FROM {table} WHERE day IN ({{}})", days)}

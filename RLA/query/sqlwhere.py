@@ -164,7 +164,7 @@ class _SQLCompiler:
             return None
         if not addressable(name):
             return [(TRUE, "unknown", TRUE)]
-        from RLA.query.selection import RUN_COLUMNS
+        from RLA.query.names import RUN_COLUMNS
         if name not in RUN_COLUMNS:
             return _param(name)
         # A hyper-parameter of the same name shadows the run column.
