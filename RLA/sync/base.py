@@ -10,6 +10,7 @@ from __future__ import annotations
 import abc
 import os
 import posixpath
+import stat
 from dataclasses import dataclass
 from typing import IO, Callable, Dict, Iterator, List, Optional, Set, Tuple
 
@@ -24,6 +25,13 @@ MAX_WALK_DEPTH = 32
 PERMISSION_BITS = 0o777
 
 
+def is_special_mode(st_mode: Optional[int]) -> bool:
+    """Whether a full ``st_mode`` is neither a regular file, a folder nor a link (``None``: unknown, no)."""
+    if not st_mode:
+        return False
+    return not (stat.S_ISREG(st_mode) or stat.S_ISDIR(st_mode) or stat.S_ISLNK(st_mode))
+
+
 class RemoteFileError(TransportError):
     """One remote file cannot be read (gone since it was listed, or refused): skip it, go on."""
 
@@ -33,13 +41,15 @@ class RemoteStat:
     """Size, modification time (seconds), permission bits and link flag of a remote path.
 
     ``mode`` is ``None`` when the server does not say; ``is_link`` is true for a symbolic
-    link (which sync never follows).
+    link (which sync never follows); ``is_special`` for a FIFO, socket or device (never
+    opened: reading a FIFO blocks until someone writes to it).
     """
 
     size: int
     mtime: Optional[float] = None
     mode: Optional[int] = None
     is_link: bool = False
+    is_special: bool = False
 
 
 @dataclass(frozen=True)
@@ -52,7 +62,7 @@ class WriteResult:
 
 @dataclass(frozen=True)
 class RemoteEntry:
-    """One entry of a remote directory listing."""
+    """One entry of a remote directory listing (``is_special``: a FIFO, socket or device)."""
 
     name: str
     is_dir: bool
@@ -60,6 +70,7 @@ class RemoteEntry:
     mtime: Optional[float] = None
     mode: Optional[int] = None
     is_link: bool = False
+    is_special: bool = False
 
 
 class Transport(abc.ABC):

@@ -140,7 +140,7 @@ class FTPTransport(Transport):
         if kind in ("dir", "cdir", "pdir"):
             return None
         return RemoteStat(_size(facts), _parse_modify(facts.get("modify")), _parse_mode(facts.get("unix.mode")),
-                          link)
+                          link, kind != "file" and not link)
 
     def listdir(self, rpath: str) -> List[RemoteEntry]:
         try:
@@ -155,7 +155,7 @@ class FTPTransport(Transport):
             if kind in ("cdir", "pdir") or name in (".", ".."):
                 continue
             out.append(RemoteEntry(name, kind == "dir", _size(facts), _parse_modify(facts.get("modify")),
-                                   _parse_mode(facts.get("unix.mode")), link))
+                                   _parse_mode(facts.get("unix.mode")), link, kind not in ("file", "dir") and not link))
         return out
 
     def mkdir(self, rpath: str) -> None:

@@ -8,7 +8,7 @@ from typing import IO, List, Optional
 
 from RLA.errors import TransportError
 from RLA.sync.base import (PERMISSION_BITS, RemoteEntry, RemoteFileError, RemoteStat, Transport, WriteResult,
-                           copy_stream)
+                           copy_stream, is_special_mode)
 
 #: Never follow a link at the path itself (O_NOFOLLOW is POSIX; 0 where it is missing).
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -46,7 +46,8 @@ class LocalTransport(Transport):
             return None
         except OSError as exc:
             raise self._fail("stat", rpath, exc) from exc
-        return RemoteStat(st.st_size, st.st_mtime, stat_mod.S_IMODE(st.st_mode), stat_mod.S_ISLNK(st.st_mode))
+        return RemoteStat(st.st_size, st.st_mtime, stat_mod.S_IMODE(st.st_mode), stat_mod.S_ISLNK(st.st_mode),
+                          is_special_mode(st.st_mode))
 
     def listdir(self, rpath: str) -> List[RemoteEntry]:
         try:
@@ -56,7 +57,7 @@ class LocalTransport(Transport):
                     st = entry.stat(follow_symlinks=False)
                     link = stat_mod.S_ISLNK(st.st_mode)
                     out.append(RemoteEntry(entry.name, stat_mod.S_ISDIR(st.st_mode), st.st_size, st.st_mtime,
-                                           stat_mod.S_IMODE(st.st_mode), link))
+                                           stat_mod.S_IMODE(st.st_mode), link, is_special_mode(st.st_mode)))
                 return out
         except FileNotFoundError:
             return []
@@ -108,15 +109,20 @@ class LocalTransport(Transport):
             raise self._fail("write", rpath, exc) from exc
 
     def read(self, rpath: str, sink: IO[bytes], offset: int, limit: Optional[int] = None) -> int:
-        try:
-            fd = os.open(rpath, os.O_RDONLY | _NOFOLLOW)
+        try:  # O_NONBLOCK: a FIFO put there since the listing must not block the open
+            fd = os.open(rpath, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 raise self._link_error(rpath) from None
-            if isinstance(exc, (FileNotFoundError, PermissionError)):
+            if isinstance(exc, (FileNotFoundError, PermissionError, IsADirectoryError)):
                 raise RemoteFileError(f"Local transport cannot read {rpath}", expected="a readable file",
                                       found=f"{type(exc).__name__}: {exc.strerror}", fix="pull again") from None
             raise self._fail("read", rpath, exc) from exc
+        if not stat_mod.S_ISREG(os.fstat(fd).st_mode):  # the opened file itself: no race with the listing
+            os.close(fd)
+            raise RemoteFileError(f"Local transport refuses {rpath}: it is not a regular file",
+                                  expected="a regular file", found="a folder, FIFO, socket or device",
+                                  fix="remove it from the main node's run folder")
         try:
             with os.fdopen(fd, "rb") as handle:
                 handle.seek(offset)

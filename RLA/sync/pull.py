@@ -8,6 +8,7 @@ than the server reported or the local umask allows.
 """
 from __future__ import annotations
 
+import errno
 import io
 import os
 import posixpath
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional
 
-from RLA.errors import UnsafePathError
+from RLA.errors import RLAError, UnsafePathError
 from RLA.layout import ARCHIVE_TESTER, RunLayout
 from RLA.safe_paths import check_relative, is_plain_name, makedirs_inside
 from RLA.sync.base import MAX_WALK_DEPTH, PERMISSION_BITS, RemoteEntry, RemoteFileError, Transport
@@ -27,6 +28,14 @@ from RLA.sync.runfiles import PART_SUFFIX, Refuse, key_path
 OVERLAP = 4096
 #: Never follow a link at the path itself (O_NOFOLLOW is POSIX; 0 where it is missing).
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+#: Local errors that mean "this destination cannot hold this file" (a folder in the way, a
+#: path too long, a name the file system refuses): the file is skipped, the pull goes on.
+#: Anything else (a full disk, a read-only data root) still stops the pull.
+_DESTINATION_ERRORS = {errno.EISDIR: "a folder is in the way", errno.ENOTDIR: "a file is in the way",
+                       errno.ENOTEMPTY: "a folder is in the way", errno.EEXIST: "something is in the way",
+                       errno.ENAMETOOLONG: "the local path is too long", errno.ELOOP: "a link is in the way",
+                       errno.EINVAL: "the local file system refuses the name",
+                       errno.EILSEQ: "the local file system refuses the name"}
 
 
 @dataclass
@@ -139,6 +148,12 @@ def pull_run(transport: Transport, remote: RunLayout, local: RunLayout, there: D
                 result.received.append(step.key)
         except (UnsafePathError, RemoteFileError, _Skip) as exc:
             refuse(step.key, str(exc) if isinstance(exc, _Skip) else exc.problem)
+            result.skipped.append(step.key)
+            continue
+        except OSError as exc:
+            if exc.errno not in _DESTINATION_ERRORS or isinstance(exc, RLAError):
+                raise
+            refuse(step.key, f"it cannot be written here: {_DESTINATION_ERRORS[exc.errno]} ({exc.strerror})")
             result.skipped.append(step.key)
             continue
         if listed.mtime is not None:

@@ -43,6 +43,8 @@ def key_path(layout: RunLayout, key: str) -> str:
 
 
 Refuse = Callable[[str, str], None]
+#: Why a remote FIFO, socket or device is left out (opening a FIFO blocks until someone writes).
+_NOT_A_FILE = "it is not a regular file on the server (a pipe, socket or device)"
 #: Never follow a link at the path itself (O_NOFOLLOW is POSIX; 0 where it is missing).
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
@@ -150,15 +152,16 @@ def remote_files(transport: Transport, layout: RunLayout, data_types: Iterable[s
                  refuse: Refuse = _ignore) -> Dict[str, RemoteFile]:
     """Every file of the run on the remote side (``layout`` rooted at the remote root).
 
-    Names that are not plain, links and anything too deep are left out and reported to
-    ``refuse(key, why)``: nothing a server lists can name a path outside the run.
+    Names that are not plain, links, FIFOs, sockets, devices and anything too deep are left
+    out and reported to ``refuse(key, why)``: nothing a server lists can name a path outside
+    the run, or make a read block.
     """
     out: Dict[str, RemoteFile] = {}
     for data_type in data_types:
         if data_type == ARCHIVE_TESTER:
             found = transport.stat(key_path(layout, ARCHIVE_TESTER))
-            if found is not None and found.is_link:
-                refuse(ARCHIVE_TESTER, "it is a symbolic link on the server")
+            if found is not None and (found.is_link or found.is_special):
+                refuse(ARCHIVE_TESTER, _NOT_A_FILE if found.is_special else "it is a symbolic link on the server")
             elif found is not None:
                 out[ARCHIVE_TESTER] = RemoteFile(found.size, found.mtime, found.mode)
             continue
@@ -168,6 +171,8 @@ def remote_files(transport: Transport, layout: RunLayout, data_types: Iterable[s
                 continue
             if entry.is_link:
                 refuse(key, "it is a symbolic link on the server")
+            elif entry.is_special:
+                refuse(key, _NOT_A_FILE)
             else:
                 out[key] = RemoteFile(entry.size, entry.mtime, entry.mode)
     return out

@@ -12,7 +12,7 @@ from typing import IO, Any, Callable, Iterator, List, Optional, Tuple
 
 from RLA.errors import AuthError, TransportError
 from RLA.sync.base import (CHUNK, PERMISSION_BITS, RemoteEntry, RemoteFileError, RemoteStat, Transport, WriteResult,
-                           copy_stream)
+                           copy_stream, is_special_mode)
 from RLA.sync.secrets import scrub
 
 DEFAULT_KNOWN_HOSTS = "~/.ssh/known_hosts"
@@ -68,11 +68,11 @@ def _closed_once(handle: Any) -> Iterator[Any]:
             raise
 
 
-def _mode_and_link(st_mode: Optional[int]) -> Tuple[Optional[int], bool]:
-    """Permission bits (``None`` when the server sent no mode) and whether it is a link."""
+def _mode_kinds(st_mode: Optional[int]) -> Tuple[Optional[int], bool, bool]:
+    """Permission bits (``None`` when the server sent no mode), whether it is a link, whether special."""
     if st_mode is None:
-        return None, False
-    return stat_mod.S_IMODE(st_mode) & PERMISSION_BITS, stat_mod.S_ISLNK(st_mode)
+        return None, False, False
+    return stat_mod.S_IMODE(st_mode) & PERMISSION_BITS, stat_mod.S_ISLNK(st_mode), is_special_mode(st_mode)
 
 
 class SFTPTransport(Transport):
@@ -159,7 +159,7 @@ class SFTPTransport(Transport):
             return None
         except Exception as exc:  # noqa: BLE001 - paramiko raises IOError/SSHException/EOFError
             raise self._fail("stat", rpath, exc) from exc
-        return RemoteStat(int(attrs.st_size or 0), attrs.st_mtime, *_mode_and_link(attrs.st_mode))
+        return RemoteStat(int(attrs.st_size or 0), attrs.st_mtime, *_mode_kinds(attrs.st_mode))
 
     def listdir(self, rpath: str) -> List[RemoteEntry]:
         try:
@@ -170,7 +170,7 @@ class SFTPTransport(Transport):
             raise self._fail("list", rpath, exc) from exc
         # READDIR reports a link as itself (lstat), so a link is never taken for its target.
         return [RemoteEntry(a.filename, stat_mod.S_ISDIR(a.st_mode or 0), int(a.st_size or 0), a.st_mtime,
-                            *_mode_and_link(a.st_mode)) for a in attrs]
+                            *_mode_kinds(a.st_mode)) for a in attrs]
 
     def mkdir(self, rpath: str) -> None:
         try:
@@ -225,12 +225,19 @@ class SFTPTransport(Transport):
             raise self._fail("read", rpath, exc) from exc
         try:
             with handle:
-                length = max(0, int(handle.stat().st_size or 0) - offset)
+                opened = handle.stat()
+                if opened.st_mode and not stat_mod.S_ISREG(opened.st_mode):  # listed as a file, opened as other
+                    raise RemoteFileError(f"SFTP refuses {rpath} on {self._where}: it is not a regular file",
+                                          expected="a regular file", found=f"mode {opened.st_mode:o}",
+                                          fix="pull again; remove it on the main node if it stays")
+                length = max(0, int(opened.st_size or 0) - offset)
                 if limit is not None:
                     length = min(length, limit)  # the server's size claim never decides alone
                 handle.seek(offset)
                 handle.prefetch(offset + length)
                 return copy_stream(handle, sink.write, length)
+        except RemoteFileError:
+            raise
         except Exception as exc:  # noqa: BLE001
             raise self._fail("read", rpath, exc) from exc
 

@@ -22,7 +22,11 @@ ENDLESS = 64 * 1024 * 1024
 
 @dataclass
 class Fake:
-    """A crafted entry: ``kind`` is file, dir or link; ``claimed`` is the size it lists."""
+    """A crafted entry: ``kind`` is file, dir or link; ``claimed`` is the size it lists.
+
+    ``opens_as`` (SFTP): the kind the opened handle reports, different from the listing
+    (a file replaced by a folder between listing and reading); its reads then fail.
+    """
 
     name: str
     kind: str = "file"
@@ -31,6 +35,7 @@ class Fake:
     endless: bool = False
     mode: int = 0o644
     children: List["Fake"] = field(default_factory=list)
+    opens_as: Optional[str] = None
 
     @property
     def listed_size(self) -> int:
@@ -90,12 +95,16 @@ def _sftp_interface(overlay: _Overlay) -> type:
             self.fake, self.real_path = fake, real
 
         def stat(self) -> object:
+            if self.fake is not None and self.fake.opens_as is not None:
+                return _attrs("", _fake_mode(Fake(self.fake.name, self.fake.opens_as)), 4096)
             if self.fake is not None:  # an endless file claims its real (huge) size once opened
                 size = ENDLESS if self.fake.endless else self.fake.listed_size
                 return _attrs("", _fake_mode(self.fake), size)
             return paramiko.SFTPAttributes.from_stat(os.stat(self.real_path))
 
-        def read(self, offset: int, length: int) -> bytes:
+        def read(self, offset: int, length: int) -> object:
+            if self.fake is not None and self.fake.opens_as is not None:
+                return paramiko.SFTP_FAILURE  # as sftp-server reading a folder (EISDIR)
             if self.fake is not None and self.fake.endless:
                 return b"A" * max(0, min(length, ENDLESS - offset))
             if self.fake is not None:
