@@ -11,7 +11,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any, Callable, Iterable, List, Optional, Sequence, TypeVar
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, TypeVar
 
 from RLA.errors import ConfigError, RLAError, RunNotFoundError
 
@@ -155,8 +155,16 @@ def report_fragments(rows: Iterable[Any], data_root: Path) -> None:
     from RLA.ops.journal import pending_journals
     from RLA.terminal import escape
 
+    roots: Dict[Tuple[bool, str], str] = {}  # type roots as text: pathlib per run costs more than the stat
     for row in rows:
-        missing = [t for t in CORE_TYPES if not (t == LOG and row.record.info) and not row.layout.path(t).is_dir()]
+        layout = row.layout
+        missing = []
+        for data_type in CORE_TYPES:
+            if data_type == LOG and row.record.info:
+                continue
+            root = roots.setdefault((layout.archived, data_type), os.fspath(layout.type_root(data_type)))
+            if not os.path.isdir(os.path.join(root, layout.relative)):
+                missing.append(data_type)
         if missing:
             kinds = ", ".join(sorted(row.layout.existing_paths()))
             print(f"warning: run {escape(row.index)} is a fragment: only {kinds} (no {'/, '.join(missing)}/); "
