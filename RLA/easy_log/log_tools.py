@@ -2,7 +2,7 @@
 ``ViewLogTool``, ``PrettyPlotterTool``) over RLA's query and plans (:mod:`RLA.ops`).
 
 ``regex`` is the original's glob on ``YYYY/MM/DD/<name>``. What changed, on purpose:
-deletes go to ``<data_root>/.trash/`` (``rla delete --purge`` empties it), every data type
+deletes go to ``<data_root>/.trash/`` (``rla trash list|restore|empty`` manage it), every data type
 of a run moves together, and no pickle is ever loaded (``PrettyPlotterTool`` reads the
 hyper-parameters the query reads). Counts are the original's: matched (run x data type).
 """

@@ -1,7 +1,8 @@
-"""The dashboard's actions on runs: archive, delete (to the trash), restore, tag, note.
+"""The dashboard's actions on runs: archive, delete (to the trash), restore, undelete, tag, note.
 
-Archive / delete / restore go through :mod:`RLA.ops` (plan, then apply), the same code as
-``rla archive`` / ``rla delete`` / ``rla archive --restore``. A request first gets the plan
+Archive / delete / restore / undelete go through :mod:`RLA.ops` (plan, then apply), the same
+code as ``rla archive`` / ``rla delete`` / ``rla archive --restore`` / ``rla trash restore``
+(``undelete`` takes the indices of trashed runs). A request first gets the plan
 (``describe``), which the page shows in its confirmation dialog; only a second request
 with ``confirm: true`` applies it.
 """
@@ -20,7 +21,7 @@ from RLA.annotations import (
 from RLA.errors import RLAError
 from RLA.ui.lookup import resolve_run
 
-ACTIONS = ("archive", "delete", "restore")
+ACTIONS = ("archive", "delete", "restore", "undelete")
 MAX_RUNS = 1000
 
 
@@ -46,6 +47,10 @@ def _plan(data_root: os.PathLike, action: str, indices: Sequence[str]) -> Any:
         raise ActionError("Bad run list", expected=f"1 to {MAX_RUNS} run indices",
                           found=f"{len(indices) if isinstance(indices, list) else type(indices).__name__}",
                           fix="tick runs on the runs page")
+    if action == "undelete":
+        from RLA.ops.trash import find_trashed, plan_restore
+
+        return plan_restore(data_root, find_trashed(data_root, indices))
     archived = action == "restore"
     layouts = [resolve_run(data_root, index, archived=archived) for index in indices]
     if action == "delete":
