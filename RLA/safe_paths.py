@@ -8,6 +8,7 @@ character (C0, DEL or C1), at most 255 bytes in UTF-8.
 """
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -18,7 +19,10 @@ from RLA.errors import UnsafePathError
 MAX_COMPONENT_BYTES = 255
 
 __all__ = ["UnsafePathError", "is_plain_name", "check_name", "check_relative", "inside",
-           "no_symlink_between", "safe_join", "makedirs_inside"]
+           "no_symlink_between", "safe_join", "makedirs_inside", "open_dir_inside"]
+
+#: A folder opened as a handle for ``*at`` calls, never through a link at any component.
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 def _problem(text: str) -> str | None:
@@ -109,12 +113,15 @@ def no_symlink_between(root: os.PathLike, path: os.PathLike) -> Path:
         except FileNotFoundError:
             break
         if stat.S_ISLNK(mode):
-            raise UnsafePathError(f"The path {str(current)!r} is a symbolic link",
-                                  expected="plain directories and files inside the data root",
-                                  found=f"a link to {os.readlink(current)!r}",
-                                  fix="replace the link by a real folder; RLA does not follow links "
-                                      "in the data root")
+            raise _link_refused(current, os.readlink(current))
     return Path(path)
+
+
+def _link_refused(path: os.PathLike, target: str) -> UnsafePathError:
+    return UnsafePathError(f"The path {str(path)!r} is a symbolic link",
+                           expected="plain directories and files inside the data root",
+                           found=f"a link to {target!r}",
+                           fix="replace the link by a real folder; RLA does not follow links in the data root")
 
 
 def safe_join(root: os.PathLike, relative: str, what: str = "path") -> Path:
@@ -132,18 +139,51 @@ def makedirs_inside(root: os.PathLike, path: os.PathLike, mode: int = 0o777) -> 
     a file on the way raises :class:`UnsafePathError`), and ``path`` must resolve inside
     ``root``. ``root`` itself is trusted and created when missing. Returns ``path``.
     """
+    os.close(open_dir_inside(root, path, mode))
+    return inside(root, path)
+
+
+def open_dir_inside(root: os.PathLike, path: os.PathLike, mode: int = 0o777) -> int:
+    """A descriptor of the folder ``path`` below ``root``, each component opened from the last.
+
+    The folders are created when missing and opened one by one with ``O_NOFOLLOW`` relative
+    to the previous descriptor (``openat``), so the descriptor is the folder inside ``root``
+    even if a folder on the way is replaced by a link later: files created with
+    ``dir_fd=`` this descriptor cannot land elsewhere (a path checked first, then used,
+    could). ``root`` itself is trusted (it may be a link) and created when missing. The
+    caller closes the descriptor.
+
+    Raises:
+        UnsafePathError: a component is not a plain name, or is a link or a file.
+    """
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
+    fd = os.open(root, _DIR_FLAGS & ~getattr(os, "O_NOFOLLOW", 0))
     current = root
-    for part in Path(path).relative_to(root).parts:
-        current = current / check_name(part, "folder name")
-        try:
-            os.mkdir(current, mode)
-        except FileExistsError:
-            pass
-        if not stat.S_ISDIR(os.lstat(current).st_mode):
-            no_symlink_between(root, current)  # a link: says where it points
-            raise UnsafePathError(f"The path {str(current)!r} is not a folder",
-                                  expected="a folder or nothing", found="a file",
-                                  fix="move the file away; RLA creates the folder")
-    return inside(root, path)
+    try:
+        for part in Path(path).relative_to(root).parts:
+            current = current / check_name(part, "folder name")
+            try:
+                os.mkdir(part, mode, dir_fd=fd)
+            except FileExistsError:
+                pass
+            child = _open_child_dir(fd, part, current)
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _open_child_dir(parent_fd: int, part: str, shown: Path) -> int:
+    """``openat(parent_fd, part)`` of a real folder; a link or a file is an :class:`UnsafePathError`."""
+    try:
+        return os.open(part, _DIR_FLAGS, dir_fd=parent_fd)
+    except OSError as exc:
+        if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
+            raise
+    if stat.S_ISLNK(os.lstat(part, dir_fd=parent_fd).st_mode):
+        raise _link_refused(shown, os.readlink(part, dir_fd=parent_fd))
+    raise UnsafePathError(f"The path {str(shown)!r} is not a folder", expected="a folder or nothing",
+                          found="a file", fix="move the file away; RLA creates the folder")

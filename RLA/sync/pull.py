@@ -18,7 +18,7 @@ from typing import Callable, Dict, Iterable, List, Optional
 
 from RLA.errors import RLAError, UnsafePathError
 from RLA.layout import ARCHIVE_TESTER, RunLayout
-from RLA.safe_paths import check_relative, is_plain_name, makedirs_inside
+from RLA.safe_paths import check_relative, is_plain_name, open_dir_inside
 from RLA.sync.base import MAX_WALK_DEPTH, PERMISSION_BITS, RemoteEntry, RemoteFileError, Transport
 from RLA.sync.planner import Action, RemoteFile, Step
 from RLA.sync.remote_names import check_run, is_day, is_plain_component, local_destination
@@ -139,32 +139,43 @@ def pull_run(transport: Transport, remote: RunLayout, local: RunLayout, there: D
             lpath = local_destination(local, step.key)
             if max_file_size is not None and listed.size > max_file_size:
                 raise _Skip(f"it is {listed.size} bytes, over the cap of {max_file_size} bytes (max_file_size)")
-            makedirs_inside(local.data_root, lpath.parent)
-            rpath = key_path(remote, step.key)
-            if step.action is Action.FETCH and _fetch_tail(transport, rpath, lpath, step.offset, listed):
-                result.fetched.append(step.key)
-            else:
-                _download(transport, rpath, lpath, listed, max_file_size)
-                result.received.append(step.key)
+            _pull_file(transport, key_path(remote, step.key), local.data_root, lpath, step, listed,
+                       max_file_size, result)
         except (UnsafePathError, RemoteFileError, _Skip) as exc:
             refuse(step.key, str(exc) if isinstance(exc, _Skip) else exc.problem)
             result.skipped.append(step.key)
-            continue
         except OSError as exc:
             if exc.errno not in _DESTINATION_ERRORS or isinstance(exc, RLAError):
                 raise
             refuse(step.key, f"it cannot be written here: {_DESTINATION_ERRORS[exc.errno]} ({exc.strerror})")
             result.skipped.append(step.key)
-            continue
-        if listed.mtime is not None:
-            os.utime(lpath, (listed.mtime, listed.mtime), follow_symlinks=False)
     return result
 
 
-def _fetch_tail(transport: Transport, rpath: str, lpath: Path, offset: int, listed: RemoteFile) -> bool:
-    """Append the remote bytes past ``offset``; ``False`` if the local copy is not a prefix."""
+def _pull_file(transport: Transport, rpath: str, data_root: Path, lpath: Path, step: Step, listed: RemoteFile,
+               cap: Optional[int], result: RunPullResult) -> None:
+    """One planned file, written only through a descriptor of its (checked) local folder.
+
+    Every local call below is relative to that descriptor (``openat``-style): a folder
+    replaced by a link after the checks cannot redirect the write outside the data root.
+    """
+    dir_fd = open_dir_inside(data_root, lpath.parent)
+    try:
+        if step.action is Action.FETCH and _fetch_tail(transport, rpath, dir_fd, lpath.name, step.offset, listed):
+            result.fetched.append(step.key)
+        else:
+            _download(transport, rpath, dir_fd, lpath.name, listed, cap)
+            result.received.append(step.key)
+        if listed.mtime is not None:
+            os.utime(lpath.name, (listed.mtime, listed.mtime), dir_fd=dir_fd, follow_symlinks=False)
+    finally:
+        os.close(dir_fd)
+
+
+def _fetch_tail(transport: Transport, rpath: str, dir_fd: int, name: str, offset: int, listed: RemoteFile) -> bool:
+    """Append the remote bytes past ``offset`` to ``name`` in ``dir_fd``; ``False`` if it is not a prefix."""
     start = max(0, offset - OVERLAP)
-    fd = os.open(lpath, os.O_RDWR | _NOFOLLOW)
+    fd = os.open(name, os.O_RDWR | _NOFOLLOW, dir_fd=dir_fd)
     with os.fdopen(fd, "r+b") as handle:
         handle.seek(start)
         mine = handle.read(offset - start)
@@ -181,20 +192,21 @@ def _fetch_tail(transport: Transport, rpath: str, lpath: Path, offset: int, list
     return True
 
 
-def _download(transport: Transport, rpath: str, lpath: Path, listed: RemoteFile, cap: Optional[int]) -> None:
-    """The whole file to ``.<name>.rla-part`` (created exclusively, never through a link), then renamed.
+def _download(transport: Transport, rpath: str, dir_fd: int, name: str, listed: RemoteFile,
+              cap: Optional[int]) -> None:
+    """The whole file to ``.<name>.rla-part`` in ``dir_fd`` (created exclusively, never through a link), then renamed.
 
     The read stops one byte past the listed size (and the cap): a server that streams more
     than it listed cannot fill the disk.
     """
-    tmp = lpath.with_name(f".{lpath.name}{PART_SUFFIX}")
+    tmp = f".{name}{PART_SUFFIX}"
     try:
-        os.unlink(tmp)  # a leftover of a killed pull (a link there is removed, not followed)
+        os.unlink(tmp, dir_fd=dir_fd)  # a leftover of a killed pull (a link there is removed, not followed)
     except FileNotFoundError:
         pass
     # The umask applies to the creation mode: never wider than the server said nor the umask allows.
     mode = PERMISSION_BITS & (0o666 if listed.mode is None else listed.mode)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, mode)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, mode, dir_fd=dir_fd)
     try:
         with os.fdopen(fd, "wb") as handle:
             limit = min(listed.size, cap if cap is not None else listed.size) + 1
@@ -204,10 +216,10 @@ def _download(transport: Transport, rpath: str, lpath: Path, listed: RemoteFile,
         if got != listed.size:
             raise _Skip(f"the server listed {listed.size} bytes but sent "
                         f"{'more' if got > listed.size else got}; pull again if it was still being written")
-        os.replace(tmp, lpath)
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
         try:
-            os.unlink(tmp)
+            os.unlink(tmp, dir_fd=dir_fd)
         except FileNotFoundError:
             pass
         raise
