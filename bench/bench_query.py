@@ -17,6 +17,8 @@ so it is rebuilt from the tree; the OS file cache stays warm for every system). 
 
     python -m bench.bench_query            # full size
     python -m bench.bench_query --quick    # small variant
+    python -m bench.bench_query --scale /tmp/rla_q1k:1000 /tmp/rla_q10k:10000 /tmp/rla_q100k:100000
+                                           # issue #23: fresh CLI processes at 1k/10k/100k (bench/query_scale.py)
 """
 from __future__ import annotations
 
@@ -219,6 +221,10 @@ def machine_info() -> Dict[str, Any]:
 
 
 def main(argv: List[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--scale"]:
+        from bench.query_scale import main as scale
+        return scale(argv[1:])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--reps", type=int, default=5)

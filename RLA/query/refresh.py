@@ -27,7 +27,7 @@ from RLA.query.index_file import INSERT_RUN
 from RLA.query.records import RunRecord, read_record, signature_and_mtime
 from RLA.query.stored import decode, encode, unread_row
 from RLA.query.tree import Listing, gone_dirs, layout_of, walk
-from RLA.query.warm import is_settled
+from RLA.query.warm import SETTLE_S, is_settled
 
 if TYPE_CHECKING:
     from RLA.query.catalog import Catalog
@@ -36,6 +36,8 @@ ProgressFn = Callable[[Iterable[RunLayout], int], Iterable[RunLayout]]
 #: Below this many runs to read, threads; above, worker processes (the reading is CPU-bound).
 PROCESS_THRESHOLD = 2000
 _CHUNK = 200
+#: Stored statuses whose runs are settled once their files are quiet (no record needed).
+_QUIET_SETTLES = ("finished", "crashed", "killed", "unknown")
 #: ``(signature, newest mtime, record)`` of a run read from disk.
 Read = Tuple[str, int, RunRecord]
 
@@ -178,27 +180,30 @@ def _check_live(catalog: "Catalog", task: Optional[str], flags: List[bool], veri
         the damaged runs' records, or None when the changes could not be written.
     """
     scope, args = catalog.scope_sql(task, flags)
-    select = "SELECT key, sig, settled, CASE WHEN settled = 0 THEN record END FROM runs"
+    # Only a running run's record is needed to tell whether it settled (its process may be gone).
+    select = "SELECT key, sig, settled, status, CASE WHEN settled = 0 AND status = 'running' THEN record END FROM runs"
     if verify:
         rows = catalog.conn.execute(f"{select} WHERE {scope}", args).fetchall()
     else:  # two index lookups (runs_live): the live runs, and the settled ones due for a check
         rows = catalog.conn.execute(f"{select} WHERE settled = 0 AND {scope}", args).fetchall()
         rows += catalog.conn.execute(f"{select} WHERE settled = 1 AND checked_at < ? AND {scope}",
                                      (now - catalog.recheck_s,) + args).fetchall()
-    rows += [(key, None, 0, None) for (key,) in catalog.conn.execute(f"SELECT key FROM unread WHERE {scope}", args)]
+    rows += [(key, None, 0, None, None) for (key,) in catalog.conn.execute(f"SELECT key FROM unread WHERE {scope}", args)]
     now_ns = time.time_ns()
     reread: List[RunLayout] = []
     updates: List[Tuple[int, float, str]] = []
-    for key, sig, settled, text in rows:
+    for key, sig, settled, status, text in rows:
         if key in skip:
             continue
         layout = layout_of(catalog.data_root, key)
         current, newest = signature_and_mtime(layout, catalog.log_roots[layout.archived])
         record = decode(text) if text is not None else None
-        if sig is None or current != sig or (not settled and record is None):
+        if sig is None or current != sig or (not settled and status == "running" and record is None):
             reread.append(layout)
             continue
-        now_settled = bool(settled) or (record is not None and is_settled(record, newest, now_ns))
+        quiet = newest != 0 and now_ns - newest >= SETTLE_S * 1e9
+        now_settled = bool(settled) or (record is not None and is_settled(record, newest, now_ns)) \
+            or (status in _QUIET_SETTLES and quiet)  # ended (or no run.json) and quiet: see is_settled
         if now_settled != bool(settled) or settled:
             updates.append((int(now_settled), now, key))
     fresh = read_runs(reread, catalog.workers, progress)
