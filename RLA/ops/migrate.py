@@ -15,9 +15,11 @@ def rewrite_run_info(target: RunLayout, source_index: str, copied: bool) -> None
 
     Idempotent: the repair of an interrupted migration calls it again, and removes the temp
     file a write killed half-way left (the target is this operation's: no one else writes it).
+    Durable (temp and folder fsynced): the journal is removed next, and a power cut after that
+    must not bring back the old task and index.
     """
-    from RLA.fs import remove_stale_temps
-    from RLA.manager.run_info import read_run_info, write_run_info
+    from RLA.fs import atomic_write_json, remove_stale_temps
+    from RLA.manager.run_info import read_run_info, redacted_run_info
 
     path = target.log_dir / RUN_INFO_FILE
     if not path.is_file():
@@ -28,7 +30,7 @@ def rewrite_run_info(target: RunLayout, source_index: str, copied: bool) -> None
                  "data_root": os.fspath(Path(target.data_root).resolve())})
     if copied:
         info.setdefault("migrated_from", source_index)
-    write_run_info(path, info)
+    atomic_write_json(path, redacted_run_info(info), durable=True)
 
 
 def plan_migrate(data_root: os.PathLike, runs: Iterable[RunLayout], to_task: Optional[str] = None,

@@ -61,8 +61,22 @@ def _rename(src: Path, dst: Path) -> None:
 
 
 def _copy_file(src: str, dst: str) -> None:
+    """Copy one file (a link as a link) and fsync it: a copy is renamed into place and, in a
+    move across filesystems, its source removed next; a power cut must not leave it empty."""
     shutil.copy2(src, dst, follow_symlinks=False)
+    if not os.path.islink(dst):
+        fd = os.open(dst, os.O_RDONLY | os.O_NOFOLLOW)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
     fault_point("file-copied")
+
+
+def _fsync_tree(folder: Path) -> None:
+    """fsync every folder of a copied tree (their entries), deepest first."""
+    for dirpath, _, _ in sorted(os.walk(folder), key=lambda item: -len(item[0])):
+        fsync_dir(dirpath)
 
 
 def _copy_into(src: Path, dst: Path, op_id: str) -> None:
@@ -73,6 +87,7 @@ def _copy_into(src: Path, dst: Path, op_id: str) -> None:
     dst.parent.mkdir(parents=True, exist_ok=True)
     if src.is_dir() and not src.is_symlink():
         shutil.copytree(src, part, symlinks=True, copy_function=_copy_file)
+        _fsync_tree(part)
     else:
         _copy_file(os.fspath(src), os.fspath(part))
     fault_point("staged")
