@@ -29,9 +29,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Optional[List[str]] = None) -> int:
-    """Entry point of the ``rla`` console script; user errors print one line, no traceback."""
-    parser = build_parser()
+def main(argv: Optional[List[str]] = None, parser: Optional[argparse.ArgumentParser] = None) -> int:
+    """Entry point of the ``rla`` console script; user errors print one line, no traceback.
+
+    ``parser`` is one :func:`build_parser` made before (kill trials fork many commands from one).
+    """
+    parser = parser if parser is not None else build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

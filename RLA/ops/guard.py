@@ -32,25 +32,25 @@ def check_path(root: os.PathLike, path: os.PathLike, what: str = "path") -> Path
     Raises:
         UnsafePathError: ``path`` leaves ``root`` or passes a link.
     """
-    root, path = Path(root), Path(path)
-    rel = os.path.relpath(os.path.abspath(path), os.path.abspath(root))
+    root_text = os.fspath(root)
+    rel = os.path.relpath(os.path.abspath(path), os.path.abspath(root_text))
     if rel == "." or rel.startswith(".." + os.sep) or rel == "..":
-        raise UnsafePathError(f"The {what} {str(path)!r} is outside the data root",
-                              expected=f"a path inside {str(root)!r}", found=rel,
+        raise UnsafePathError(f"The {what} {os.fspath(path)!r} is outside the data root",
+                              expected=f"a path inside {root_text!r}", found=rel,
                               fix="check --data-root and the names given")
-    parts = check_relative(Path(rel).as_posix(), what)
+    parts = check_relative(rel.replace(os.sep, "/"), what)
     linkable = _linkable(parts)
-    current = root
-    for position, part in enumerate(parts):
-        current = current / part
+    current = root_text
+    for position, part in enumerate(parts):  # strings, not Paths: this runs for every step, twice
+        current = os.path.join(current, part)
         try:
             mode = os.lstat(current).st_mode
         except FileNotFoundError:
             break
         if stat.S_ISLNK(mode) and position != linkable:
-            raise UnsafePathError(f"The path {str(current)!r} is a symbolic link",
+            raise UnsafePathError(f"The path {current!r} is a symbolic link",
                                   expected="plain folders between the data root and its runs",
                                   found=f"a link to {os.readlink(current)!r}",
                                   fix="replace the link by a real folder (only a data-type folder such "
                                       "as checkpoint/ may be a link); RLA does not follow it")
-    return path
+    return Path(path)

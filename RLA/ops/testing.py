@@ -9,6 +9,7 @@ before: each file must be exactly where the operation's semantics say, whole.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import hashlib
 import io
 import itertools
@@ -21,7 +22,7 @@ import time
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from RLA.layout import ARCHIVE_TESTER, DATA_TYPES, JOURNAL_DIR, LOG, RUN_INFO_FILE, TRASH, RunLayout
 
@@ -58,6 +59,42 @@ def make_database(root: Path, runs: int = DEFAULT_RUNS, files: int = 3, size: in
                 (folder / f"f{j}.bin").write_bytes(rng.randbytes(size))
         made.append(run)
     return made
+
+
+def _mount_of(path: str) -> Tuple[str, str]:
+    """``(mount point, filesystem type)`` of the mount holding ``path`` (from /proc/mounts)."""
+    path = os.path.realpath(path)
+    best = ("", "")
+    try:
+        with open("/proc/mounts", encoding="utf-8") as mounts:
+            for line in mounts:
+                fields = line.split()
+                if len(fields) < 3:
+                    continue
+                point = fields[1].replace("\\040", " ")
+                inside = path == point or path.startswith(point.rstrip("/") + "/")
+                if inside and len(point) >= len(best[0]):
+                    best = (point, fields[2])
+    except OSError:
+        pass
+    return best
+
+
+def memory_dir(fallback: Path, candidate: str = "/dev/shm", need: int = 256 << 20) -> Path:
+    """A folder in RAM for kill trials: ``candidate`` when it is a writable tmpfs with ``need``
+    bytes free, else ``fallback``.
+
+    A SIGKILL stops a process, not the machine: what the kernel already did (renames, file
+    contents in the page cache) survives it on any filesystem, so the kill trials prove the
+    same on a tmpfs, where an fsync costs nothing. Durability across a power cut is proven
+    separately by the order of fsync and rename calls (``test/ops/test_durable_order.py``).
+    """
+    if _mount_of(candidate)[1] != "tmpfs" or not os.access(candidate, os.W_OK | os.X_OK):
+        return fallback
+    stats = os.statvfs(candidate)
+    if stats.f_bavail * stats.f_frsize < need:
+        return fallback
+    return Path(candidate)
 
 
 def manifest_of(run: RunLayout) -> Manifest:
@@ -164,11 +201,20 @@ def evaluate(op: str, root: Path, before: Dict[RunLayout, Manifest]) -> Outcome:
     return out
 
 
+@functools.lru_cache(maxsize=1)
+def cli_parser() -> Any:
+    """The ``rla`` parser, built once (``cli_parser.cache_clear()`` to rebuild): building it
+    is a fair part of a small command's time, and every forked child inherits it."""
+    from rla_scripts.cli import build_parser
+
+    return build_parser()
+
+
 def _quiet_main(argv: Sequence[str]) -> int:
     from rla_scripts.cli import main
 
     with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
-        return main(list(argv))
+        return main(list(argv), parser=cli_parser())
 
 
 def warm_up(template: Path) -> None:

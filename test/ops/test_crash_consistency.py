@@ -1,7 +1,7 @@
 """Interrupted delete/archive/migrate leave no split run and lose no file once repaired.
 
-Each trial forks a child running the real ``rla`` command on a fresh copy of a 4-run
-database, stops it (at a fault point for sure, or by SIGKILL at a random time), repairs
+Each trial forks a child running the real ``rla`` command (its parser built once, in the
+parent) on a fresh copy of a 4-run database in RAM (see conftest.py), stops it (at a fault point for sure, or by SIGKILL at a random time), repairs
 (``rla fsck --repair`` or the same command again) and compares every file with a manifest
 taken before (RLA.ops.testing.evaluate).
 """
@@ -131,8 +131,10 @@ def test_a_real_rla_process_stopped_or_killed_is_repaired_whole(template, work, 
                 "--data-root", str(root)]
     root = testing.fresh(template, work)
     before = {run: testing.manifest_of(run) for run in testing._runs(root)}
+    start = time.monotonic()
     done = subprocess.run(command(root), env=dict(subprocess_env, **{FAULT_ENV: "step-done:5"}),
                           capture_output=True, timeout=120)
+    took = time.monotonic() - start  # start-up, selection and the first run's moves
     assert done.returncode == FAULT_STATUS
     testing.repair(root, "archive", "fsck")
     outcome = testing.evaluate("archive", root, before)
@@ -143,7 +145,7 @@ def test_a_real_rla_process_stopped_or_killed_is_repaired_whole(template, work, 
         before = {run: testing.manifest_of(run) for run in testing._runs(root)}
         child = subprocess.Popen(command(root), env=subprocess_env, stdout=subprocess.DEVNULL,
                                  stderr=subprocess.DEVNULL)
-        time.sleep(rng.uniform(0.3, 2.0))
+        time.sleep(rng.uniform(0.5 * took, 1.5 * took))  # around the moves, past the start-up
         child.send_signal(signal.SIGKILL)
         child.wait(timeout=60)
         testing.repair(root, "archive", "rerun")
