@@ -5,18 +5,20 @@ the store: a folder that mirrors what the query reads (``run.json``, ``parameter
 ``progress.csv`` with its appended parts joined, the other files of the ``log``, ``code``
 and ``archive_tester`` data types up to :data:`MAX_CACHED_FILE` bytes). Checkpoints,
 replay snapshots and results stay on the store. Before each command the cache is brought
-up to date from the store's listings (size and time of every object; unchanged files
-cost nothing but the listing) through the pull code, with the same checks of every name,
-and runs gone from the store leave the cache. The SQLite index of the query lives in the
-cache, on local disk, never on the store.
+up to date from one recursive listing of the store per data type (ETag, size and time of
+every object; unchanged files cost nothing but the listing, changed ones are fetched
+several at a time) through the pull code, with the same checks of every name, and runs
+and files gone from the store leave the cache (:mod:`RLA.sync.store_mirror`). The SQLite
+index of the query lives in the cache, on local disk, never on the store.
 """
 from __future__ import annotations
 
 import hashlib
 import os
 import shutil
+import time
 from pathlib import Path
-from typing import Any, Callable, List, Optional, Sequence
+from typing import Any, Callable, Optional
 from urllib.parse import unquote, urlsplit
 
 from RLA.config.fields import validate_section
@@ -24,6 +26,8 @@ from RLA.config.remote import RemoteSettings
 from RLA.errors import ConfigError
 from RLA.layout import iter_run_dirs
 from RLA.safe_paths import inside
+from RLA.sync.report import SyncReport
+from RLA.sync.store_mirror import load_state, mirror
 from RLA.sync.syncer import RunSyncer
 
 #: Data types copied into the cache (what the query, view and plot read).
@@ -33,6 +37,9 @@ MAX_CACHED_FILE = 64 * 1024 * 1024
 #: Overrides the cache folder (default ``~/.cache/rla``).
 CACHE_ENV = "RLA_CACHE_DIR"
 SCHEMES = ("s3", "sftp", "file")
+#: Seconds a refresh is trusted without asking the store again (0: every command lists it).
+MAX_AGE_ENV = "RLA_REMOTE_MAX_AGE"
+DEFAULT_MAX_AGE = 0.0
 
 
 def is_url(text: object) -> bool:
@@ -77,27 +84,69 @@ def cache_dir(settings: RemoteSettings, base: Optional[Path] = None) -> Path:
     return Path(root) / settings.file_transfer_protocol / hashlib.sha256(where.encode("utf-8")).hexdigest()[:16]
 
 
+def max_age_from_env() -> float:
+    """Seconds a refresh is trusted (``$RLA_REMOTE_MAX_AGE``; default :data:`DEFAULT_MAX_AGE`).
+
+    Raises:
+        ConfigError: not a number of seconds >= 0.
+    """
+    raw = os.environ.get(MAX_AGE_ENV, "").strip()
+    if not raw:
+        return DEFAULT_MAX_AGE
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value >= 0 or value == float("inf"):
+        raise ConfigError(f"{MAX_AGE_ENV}={raw!r} is not a number of seconds", expected="a number >= 0",
+                          found=repr(raw), fix=f"unset {MAX_AGE_ENV} or set it to e.g. 0 or 30")
+    return value
+
+
+def _fresh(cache: Path, where: str, max_age: float) -> bool:
+    """Whether the cache was refreshed from ``where`` less than ``max_age`` seconds ago."""
+    if max_age <= 0:
+        return False
+    state = load_state(cache)
+    listed_at = state.get("listed_at")
+    return state.get("where") == where and isinstance(listed_at, (int, float)) \
+        and 0 <= time.time() - listed_at < max_age
+
+
 def refresh(settings: RemoteSettings, cache: Path, warn: Optional[Callable[[str], None]] = None,
-            connect: Optional[Callable[[], Any]] = None) -> Path:
-    """Bring ``cache`` up to date with the store; returns it (a data root for the query)."""
+            connect: Optional[Callable[[], Any]] = None, max_age: Optional[float] = None) -> Path:
+    """Bring ``cache`` up to date with the store; returns it (a data root for the query).
+
+    One recursive listing per mirrored data type, then only the changed files are fetched
+    (:func:`RLA.sync.store_mirror.mirror`). With ``max_age`` seconds (default
+    ``$RLA_REMOTE_MAX_AGE``, else 0), a cache refreshed that recently is used as it is,
+    without asking the store: changes made since are seen once it is older.
+    """
+    max_age = max_age_from_env() if max_age is None else max_age
     cache.mkdir(parents=True, exist_ok=True)
-    seen: List[str] = []
+    syncer = RunSyncer(settings, cache, data_types=MIRRORED_TYPES, warn=warn, connect=connect)
+    if _fresh(cache, syncer.where, max_age):
+        return cache
+    limit = min(settings.max_file_size or MAX_CACHED_FILE, MAX_CACHED_FILE)
+    refuse = syncer._refuser("pull")  # noqa: SLF001 - the syncer's warn-once reporting
+    report = SyncReport("pull", syncer.where)
+    seen: set = set()
 
-    def remember(runs: Sequence[Any], _total: int) -> Sequence[Any]:
-        seen.extend(run.relative for run in runs)
-        return runs
+    def work(transport: Any) -> None:
+        result = mirror(transport, syncer.remote_root, cache, MIRRORED_TYPES, limit, refuse, where=syncer.where)
+        seen.clear()
+        seen.update(result.runs)
 
-    syncer = RunSyncer(settings, cache, data_types=MIRRORED_TYPES, warn=warn, connect=connect,
-                       max_file_size=min(settings.max_file_size or MAX_CACHED_FILE, MAX_CACHED_FILE))
-    syncer.pull(progress=remember)
-    _prune(cache, set(seen))
+    syncer._with_retries(work, report, "bytes_received")  # noqa: SLF001 - same retries as rla sync pull
+    _prune(cache, seen)
     return cache
 
 
 def _prune(cache: Path, present: set) -> None:
     """Remove from the cache the runs the store no longer holds."""
-    for run in list(iter_run_dirs(cache)):
-        if run.relative in present:
+    found = {run.relative: run for data_type in MIRRORED_TYPES for run in iter_run_dirs(cache, data_type)}
+    for relative, run in sorted(found.items()):
+        if relative in present:
             continue
         for data_type in MIRRORED_TYPES:
             path = run.path(data_type)
@@ -110,7 +159,7 @@ def _prune(cache: Path, present: set) -> None:
 
 def open_data_root(url: str, settings: Optional[RemoteSettings] = None, base: Optional[RemoteSettings] = None,
                    cache: Optional[Path] = None, warn: Optional[Callable[[str], None]] = None,
-                   connect: Optional[Callable[[], Any]] = None) -> Path:
+                   connect: Optional[Callable[[], Any]] = None, max_age: Optional[float] = None) -> Path:
     """A local data root to query for ``url``: the folder itself for ``file://``, else the refreshed cache.
 
     Args:
@@ -118,8 +167,9 @@ def open_data_root(url: str, settings: Optional[RemoteSettings] = None, base: Op
         settings: how to reach the store (default: built from the URL and ``base``).
         base: the project's ``REMOTE_SETTING`` (endpoint, profile, SSH key of the same store).
         cache: the cache folder (default: :func:`cache_dir`).
+        max_age: trust a refresh this many seconds old (default ``$RLA_REMOTE_MAX_AGE``, else 0).
     """
     if urlsplit(url).scheme == "file":
         return Path(unquote(urlsplit(url).path))
     settings = settings or settings_for(url, base)
-    return refresh(settings, cache or cache_dir(settings), warn=warn, connect=connect)
+    return refresh(settings, cache or cache_dir(settings), warn=warn, connect=connect, max_age=max_age)

@@ -61,6 +61,8 @@ class S3Transport(Transport):
     min_part = 5 * 1024 * 1024
     #: One PUT publishes a file of up to one piece: push writes it in place.
     atomic_write_limit = piece_size
+    #: Files a cache refresh downloads at the same time (one shared s3fs session).
+    mirror_workers = 16
 
     def __init__(self, bucket: str, prefix: str = "", endpoint_url: Optional[str] = None,
                  region: Optional[str] = None, profile: Optional[str] = None, timeout: float = 30.0,
@@ -68,6 +70,8 @@ class S3Transport(Transport):
         super().__init__()
         self.client = S3Client(bucket, endpoint_url, region, profile, timeout)
         self.prefix = prefix.strip("/") + "/" if prefix.strip("/") else ""
+        #: Files of the last :meth:`walk` (key → pieces): a read of one of them needs no HEAD.
+        self._listed: Dict[str, Joined] = {}
         try:
             self.client.call("head_bucket")  # fail now (auth, endpoint, missing bucket), not mid-run
         except FileNotFoundError:
@@ -89,6 +93,16 @@ class S3Transport(Transport):
     def _joined(self, key: str) -> Joined:
         """The file at ``key``: HEAD of the base and one listing of its parts."""
         return self._joined_head(key)[0]
+
+    def listed_tag(self, rpath: str) -> str:
+        """The ETags of the pieces of ``rpath`` as the last :meth:`walk` listed them ("" if it did not)."""
+        joined = self._listed.get(self._key(rpath))
+        return joined.etag if joined is not None else ""
+
+    def _forget(self, *keys: str) -> None:
+        """Drop what the last walk said about ``keys`` (they are being changed)."""
+        for key in keys:
+            self._listed.pop(key, None)
 
     def _joined_head(self, key: str) -> Tuple[Joined, Optional[Dict[str, object]]]:
         head = self.client.head(key)
@@ -148,6 +162,7 @@ class S3Transport(Transport):
         for full, joined in sorted(group(objects).items()):
             if not joined.pieces or full == base:
                 continue
+            self._listed[full] = joined
             parts = full[len(base):].split("/")
             bad = next((i for i, part in enumerate(parts) if not is_plain_name(part)), None)
             why = "its name is not a plain file name"
@@ -162,7 +177,14 @@ class S3Transport(Transport):
             yield "/".join(parts), RemoteEntry(parts[-1], False, joined.size, joined.mtime)
 
     def read(self, rpath: str, sink: IO[bytes], offset: int, limit: Optional[int] = None) -> int:
-        joined = self._joined(self._key(rpath))
+        """Bytes of ``rpath`` from ``offset``: the pieces the last walk listed (no HEAD), else HEAD + parts.
+
+        A piece replaced since the listing reads as gone (its parts are keyed by the base's
+        ETag) or with another size, which the caller's size check refuses.
+        """
+        key = self._key(rpath)
+        hinted = key in self._listed
+        joined = self._listed.get(key) or self._joined(key)
         if not joined.pieces:
             raise RemoteFileError(f"S3 cannot read {rpath}: no such object", expected="an object",
                                   found="nothing", fix="pull again")
@@ -173,7 +195,7 @@ class S3Transport(Transport):
             while lo < hi:
                 step = min(hi, lo + self.piece_size)
                 try:
-                    data = self.client.get(piece.key, lo - start, step - start)
+                    data = self.client.get(piece.key, lo - start, step - start, etag=piece.etag if hinted else "")
                 except FileNotFoundError:
                     raise RemoteFileError(f"S3 object {piece.key} vanished while being read", expected="an object",
                                           found="nothing (compacted or replaced meanwhile)", fix="pull again") from None
@@ -190,6 +212,7 @@ class S3Transport(Transport):
     def write(self, rpath: str, source: IO[bytes], offset: int, length: int, mtime: Optional[float] = None,
               expect_size: Optional[int] = None, mode: Optional[int] = None) -> WriteResult:
         key = self._key(rpath)
+        self._forget(key)
         meta = _metadata(mtime, mode)
         if offset == 0 and expect_size is None:
             return self._write_new(key, source, length, meta)
@@ -276,6 +299,7 @@ class S3Transport(Transport):
 
     def rename(self, src: str, dst: str) -> None:
         skey, dkey = self._key(src), self._key(dst)
+        self._forget(skey, dkey)
         joined = self._joined(skey)
         if not joined.pieces:
             raise TransportError(f"S3 cannot rename {src}: no such object", expected="an object",
@@ -290,10 +314,12 @@ class S3Transport(Transport):
 
     def remove(self, rpath: str) -> None:
         key = self._key(rpath)
+        self._forget(key)
         self._drop_parts(key)
         self.client.delete([key])
 
     def set_mtime(self, rpath: str, mtime: float) -> None:
+        self._forget(self._key(rpath))
         joined, head = self._joined_head(self._key(rpath))
         if not joined.pieces:
             raise TransportError(f"S3 cannot set the time of {rpath}: no such object", expected="an object",
@@ -307,7 +333,7 @@ class S3Transport(Transport):
         """Another transport on the same session (s3fs clients are safe to share)."""
         twin = object.__new__(S3Transport)
         Transport.__init__(twin)
-        twin.client, twin.prefix = self.client, self.prefix
+        twin.client, twin.prefix, twin._listed = self.client, self.prefix, self._listed
         return twin
 
     def __repr__(self) -> str:

@@ -11,6 +11,8 @@ import os
 from collections import Counter
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
+from fsspec.asyn import sync
+
 from RLA.errors import AuthError, SyncError, TransportError
 from RLA.sync.s3_parts import ObjectInfo
 
@@ -19,6 +21,9 @@ MAX_LIST_PAGES = 100_000
 #: Error codes that mean "the credentials are wrong", never retried.
 _AUTH_CODES = ("InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken", "InvalidToken",
                "AccessDenied", "NoCredentialsError", "PartialCredentialsError")
+
+#: How a GET with If-Match answers for an object replaced meanwhile (botocore, s3fs's translation).
+_CHANGED = ("PreconditionFailed", "pre-conditions you specified did not hold", "(412)")
 
 
 def _seconds(when: Any) -> Optional[float]:
@@ -118,15 +123,33 @@ class S3Client:
         """One atomic PUT; returns the new object's ETag."""
         return str(self.call("put_object", key, Body=data, Metadata=metadata).get("ETag", ""))
 
-    def get(self, key: str, start: int, end: int) -> bytes:
-        """Bytes ``start .. end-1`` of ``key`` (FileNotFoundError when it is gone)."""
+    def get(self, key: str, start: int, end: int, etag: str = "") -> bytes:
+        """Bytes ``start .. end-1`` of ``key`` (FileNotFoundError when it is gone).
+
+        With ``etag``, only that version is read (``If-Match``): an object replaced since it
+        was listed reads as gone, never as a piece of its new content.
+        """
         self.requests["get_object"] += 1
+        if end <= start:
+            return b""
         try:
-            return self.fs.cat_file(f"{self.bucket}/{key}", start=start, end=end)
+            if not etag:
+                return self.fs.cat_file(f"{self.bucket}/{key}", start=start, end=end)
+            return sync(self.fs.loop, self._get_if_match, key, start, end, etag)
         except FileNotFoundError:
             raise
         except Exception as exc:  # noqa: BLE001
+            if etag and any(mark in f"{exc!r} {exc.__cause__!r}" for mark in _CHANGED):
+                raise FileNotFoundError(f"{key} changed since it was listed") from None
             raise self.fail("read", key, exc) from None
+
+    async def _get_if_match(self, key: str, start: int, end: int, etag: str) -> bytes:
+        resp = await self.fs._call_s3("get_object", Bucket=self.bucket, Key=key, IfMatch=etag,
+                                      Range=f"bytes={start}-{end - 1}")
+        try:
+            return await resp["Body"].read()
+        finally:
+            resp["Body"].close()
 
     def copy(self, src: str, dst: str, metadata: Optional[Dict[str, str]] = None) -> str:
         """Server-side copy (no payload travels); with ``metadata``, it replaces the old one."""
