@@ -55,6 +55,8 @@ class Catalog:
         self.log_roots = {flag: os.fspath(type_root(self.data_root, LOG, flag)) for flag in (False, True)}
         #: ``{key: record}`` of the damaged runs found by the last refresh (never stored).
         self.damaged: Dict[str, RunRecord] = {}
+        #: Folders in scope whose name is not UTF-8, found by the last refresh (skipped, reported).
+        self.undecodable: List[str] = []
 
     @property
     def path(self) -> str:

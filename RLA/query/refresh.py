@@ -114,6 +114,7 @@ def refresh(catalog: "Catalog", task: Optional[str], flags: List[bool], verify: 
     """
     stored = _stored_dirs(catalog, task, flags)
     found = walk(catalog.data_root, stored, task, flags, full=verify)
+    catalog.undecodable = sorted(found.undecodable)
     gone = gone_dirs(stored, found.listings, task, flags)
     days: List[str] = sorted(found.days | {day for day in (stored[path].day for path in gone) if day})
     members = _day_members(catalog, days, found.listings)

@@ -286,6 +286,8 @@ def _select(catalog: Catalog, task: Optional[str], archived: Optional[bool], que
         check_query_names(catalog, query, task, archived, damaged.values())
     broken = [(layout_of(catalog.data_root, key), damaged[key]) for key in sorted(damaged)]
     result = Selection(scanned=scanned, skipped=[(layout.index, "; ".join(rec.problems)) for layout, rec in broken])
+    result.skipped += [(path, "folder name is not valid UTF-8 (copied from a machine with another locale?); "
+                        "rename it to list it") for path in catalog.undecodable]
     where, args = _sql_filters(query, statuses, since_t, until_t)
     exact_page = where == "1" and not selectors and not (include_broken and broken)
     stored = catalog.fetch(task, archived, where, args, limit if exact_page else None, offset if exact_page else 0)

@@ -66,15 +66,33 @@ class Walk:
     relisted: Set[str] = field(default_factory=set)
     #: Day keys whose runs may differ from the store (a day directory changed, appeared or vanished).
     days: Set[str] = field(default_factory=set)
+    #: Folders whose name is not UTF-8 (``[arc:]<path below the type root>``, escaped): reported, skipped.
+    undecodable: Set[str] = field(default_factory=set)
 
 
-def _scan(path: str, data_type: Optional[str]) -> Optional[Tuple[int, List[str]]]:
-    """``(mtime, entries)`` of a directory (runs of a day directory when ``data_type``)."""
+def _decodable(name: str) -> bool:
+    """Whether a folder name is valid UTF-8 (not one Python decoded with lone surrogates)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _scan(path: str, data_type: Optional[str]) -> Optional[Tuple[int, List[str], List[str]]]:
+    """``(mtime, entries, undecodable entries)`` of a directory (runs of a day directory when
+    ``data_type``). Entries whose name is not UTF-8 (copied from another locale) cannot be
+    stored or queried: they are returned apart, to be reported."""
     try:
         mtime = os.stat(path).st_mtime_ns
         names: List[str] = []
+        bad: List[str] = []
         with os.scandir(path) as entries:
             for entry in entries:
+                if not _decodable(entry.name):
+                    if not entry.name.startswith("."):
+                        bad.append(entry.name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"))
+                    continue
                 if data_type is not None:
                     name = run_name_of(entry.name, data_type)
                     if name is not None and (entry.is_file() if data_type == ARCHIVE_TESTER else entry.is_dir()):
@@ -83,7 +101,7 @@ def _scan(path: str, data_type: Optional[str]) -> Optional[Tuple[int, List[str]]
                     names.append(entry.name)  # as os.walk: no descent into links
     except OSError:
         return None
-    return mtime, sorted(set(names))
+    return mtime, sorted(set(names)), sorted(bad)
 
 
 def _mtime(path: str) -> Optional[int]:
@@ -150,7 +168,10 @@ def _walk_type(data_type: str, archived: bool, base: str, start: str, stored: Di
                 continue
             # A change in the same timestamp tick as the listing would leave the mtime as it
             # is: such a listing is used once and taken again next time.
-            listing = Listing(scanned[0], listed_at - scanned[0] > RACY_NS, scanned[1], day_key)
+            # A folder holding undecodable names is never trusted: listed (and reported) every time.
+            listing = Listing(scanned[0], listed_at - scanned[0] > RACY_NS and not scanned[2], scanned[1], day_key)
+            prefix = ("arc:" if archived else "") + (f"{rel}/" if rel else "")
+            result.undecodable.update(prefix + name for name in scanned[2])
             result.relisted.add(key)
             if old is None or old.names is None or old.names != listing.names or not old.trusted:
                 result.changed.add(key)
