@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+import threading
 from collections import Counter
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
@@ -50,6 +51,7 @@ class S3Client:
         self.bucket = bucket
         self.where = f"s3://{bucket}" + (f" at {endpoint_url}" if endpoint_url else "")
         self.requests: Counter = Counter()
+        self._count_lock = threading.Lock()  # downloads run in threads on this one session
         client_kwargs: Dict[str, Any] = {}
         if region:
             client_kwargs["region_name"] = region
@@ -74,9 +76,14 @@ class S3Client:
                               expected="a reachable object store and an existing bucket", found=text,
                               fix="check REMOTE_SETTING.endpoint_url, bucket and region, then sync again")
 
+    def count(self, method: str) -> None:
+        """Count one request of ``method``."""
+        with self._count_lock:
+            self.requests[method] += 1
+
     def call(self, method: str, key: str = "", **kwargs: Any) -> Any:
         """``method`` of the S3 API on this bucket (``Key=key`` unless ``key`` is empty)."""
-        self.requests[method] += 1
+        self.count(method)
         if key:
             kwargs["Key"] = key
         try:
@@ -129,7 +136,7 @@ class S3Client:
         With ``etag``, only that version is read (``If-Match``): an object replaced since it
         was listed reads as gone, never as a piece of its new content.
         """
-        self.requests["get_object"] += 1
+        self.count("get_object")
         if end <= start:
             return b""
         try:

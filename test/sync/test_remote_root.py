@@ -89,3 +89,35 @@ def test_rla_list_reads_a_bucket(s3_bucket: S3Box, tmp_path: Path, monkeypatch, 
     out = capsys.readouterr().out
     assert out.count("demo") >= 3 and "other" in out
     assert (tmp_path / "cache" / "s3").is_dir()
+
+
+def test_rla_view_and_plot_read_a_bucket(s3_bucket: S3Box, tmp_path: Path, monkeypatch, capsys) -> None:
+    """`rla view` and `rla plot` with --data-root s3://... give what they give on the local database."""
+    import json
+
+    from rla_scripts.cli import main
+
+    source = tmp_path / "src"
+    runs = _source(source)
+    RunSyncer(s3_bucket.settings(prefix="lab"), source).push(runs)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", s3_bucket.endpoint)
+    monkeypatch.setenv("RLA_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    url = f"s3://{s3_bucket.bucket}/lab"
+    run = next(r for r in runs if r.task == "demo")
+    views = []
+    for root in (url, str(source)):
+        capsys.readouterr()
+        assert main(["view", "--data-root", root, run.index, "--format", "json"]) == 0
+        views.append(json.loads(capsys.readouterr().out))
+    for view in views:
+        for entry in view["files"].values():
+            entry.pop("path")  # the cache's folder vs the source's
+    assert views[0] == views[1]
+    assert views[0]["hyper_params"]["seed"] == 1 and views[0]["last_metrics"]["return"] == 0.5 * 39
+    for root, out in ((url, "s3.png"), (str(source), "local.png")):
+        assert main(["plot", "--data-root", root, "--task", "demo", "--metrics", "return", "--split-keys", "algo",
+                     "--resample", "0", "--smooth", "0", "--out", out]) == 0
+        assert (tmp_path / out).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (tmp_path / "s3.csv").read_text() == (tmp_path / "local.csv").read_text()
+    assert "return" in (tmp_path / "s3.csv").read_text()
