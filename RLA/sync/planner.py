@@ -33,13 +33,15 @@ class LocalFile:
     """A local file of a run (``key`` = ``<data_type>/<path inside the run>``).
 
     ``lpath`` is the file that is read (for a link inside the run folder: its target);
-    ``mode`` its permission bits, given to the copy on the main node.
+    ``mode`` its permission bits, given to the copy on the main node; ``identity`` the
+    ``(st_dev, st_ino)`` seen by the walk, so the file opened later is the file listed.
     """
 
     lpath: str
     size: int
     mtime_ns: int
     mode: Optional[int] = None
+    identity: Optional[Tuple[int, int]] = None
 
 
 @dataclass(frozen=True)

@@ -113,7 +113,7 @@ def _push_step(transport: Transport, remote: RunLayout, files: Dict[str, LocalFi
 def _append(transport: Transport, rpath: str, local: LocalFile, old: FileRecord,
             offset: int) -> Optional[FileRecord]:
     """Send the new tail; ``None`` if the prefix changed (the caller uploads in full)."""
-    with open_local(local.lpath) as handle:
+    with open_local(local.lpath, local.identity) as handle:
         digest = _hash_prefix(handle, offset)
         if digest.hexdigest() != old.sha256:
             return None  # not an append: the file was rewritten (e.g. a new CSV column)
@@ -147,7 +147,7 @@ def _upload(transport: Transport, rpath: str, local: LocalFile, step: Step,
     if local.size >= RESUMABLE_SIZE:  # worth resuming after a kill: remember it is in flight
         manifest.pending = Pending(step.key, local.size, local.mtime_ns)
         manifest.save()
-    with open_local(local.lpath) as handle:
+    with open_local(local.lpath, local.identity) as handle:
         now = os.fstat(handle.fileno())
         # A growing append-only file is sent up to its listed size (a consistent prefix);
         # any other file rewritten since it was listed waits for the next sync.

@@ -89,14 +89,16 @@ def _scan(directory: str, prefix: str, run_dir: str, out: Dict[str, LocalFile], 
         if stat.S_ISDIR(st.st_mode):
             _scan(entry.path, key + "/", run_dir, out, refuse)
         elif stat.S_ISREG(st.st_mode):
-            out[key] = LocalFile(entry.path, st.st_size, st.st_mtime_ns, stat.S_IMODE(st.st_mode) & PERMISSION_BITS)
+            out[key] = LocalFile(entry.path, st.st_size, st.st_mtime_ns, stat.S_IMODE(st.st_mode) & PERMISSION_BITS,
+                                 (st.st_dev, st.st_ino))
         elif stat.S_ISLNK(st.st_mode):
             found, why = _linked_file(entry.path, run_dir)
             if found is None:
                 refuse(key, why)
                 continue
             target, tst = found
-            out[key] = LocalFile(target, tst.st_size, tst.st_mtime_ns, stat.S_IMODE(tst.st_mode) & PERMISSION_BITS)
+            out[key] = LocalFile(target, tst.st_size, tst.st_mtime_ns, stat.S_IMODE(tst.st_mode) & PERMISSION_BITS,
+                                 (tst.st_dev, tst.st_ino))
         else:
             refuse(key, "it is not a regular file (a pipe, socket or device)")
 
@@ -127,19 +129,26 @@ def local_files(layout: RunLayout, data_types: Iterable[str], refuse: Refuse = _
             continue
         if stat.S_ISREG(st.st_mode):
             out[ARCHIVE_TESTER] = LocalFile(os.fspath(path), st.st_size, st.st_mtime_ns,
-                                            stat.S_IMODE(st.st_mode) & PERMISSION_BITS)
+                                            stat.S_IMODE(st.st_mode) & PERMISSION_BITS, (st.st_dev, st.st_ino))
         else:
             refuse(ARCHIVE_TESTER, "it is not a regular file")
     return out
 
 
-def open_local(lpath: str) -> IO[bytes]:
-    """Open a listed local file for reading; a link or a non-file put there since is refused."""
-    fd = os.open(lpath, os.O_RDONLY | _NOFOLLOW)
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+def open_local(lpath: str, identity: Optional[Tuple[int, int]] = None) -> IO[bytes]:
+    """Open a listed local file for reading; a link, a non-file or another file put there since is refused.
+
+    ``identity`` is the ``(st_dev, st_ino)`` the walk saw: ``O_NOFOLLOW`` guards only the
+    last component, so a run folder swapped for a link after the walk would otherwise make
+    push send whatever file of that name the link leads to.
+    """
+    fd = os.open(lpath, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    opened = os.fstat(fd)
+    if not stat.S_ISREG(opened.st_mode) or (identity is not None and (opened.st_dev, opened.st_ino) != identity):
         os.close(fd)
-        raise TransportError(f"{lpath} is no longer a regular file", expected="a regular file",
-                             found="something else", fix="sync again")
+        raise TransportError(f"{lpath} is not the file listed a moment ago", expected="the regular file the walk "
+                             "found", found="another file, a folder, a FIFO or a file reached through a link",
+                             fix="sync again; check who changes the run folder while it is pushed")
     return os.fdopen(fd, "rb")
 
 
