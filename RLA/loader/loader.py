@@ -25,6 +25,7 @@ from RLA.loader import continuation
 from RLA.loader.legacy_checkpoints import continue_legacy_checkpoints
 from RLA.loader.past_run import PastRun
 from RLA.logger.time_step import time_step_holder
+from RLA.manager.bookkeeping import bookkeeping_of, split_bookkeeping
 from RLA.manager.checkpointing import filter_prefix, split_state
 from RLA.naming import DATE_RE
 from RLA.redaction import MARKER, contains_marker
@@ -146,8 +147,9 @@ class ExperimentLoader:
                                 sync_timestep: bool = False) -> argparse.Namespace:
         """The past run's hyper-parameters merged with the current ones, as a Namespace.
 
-        The past values win, except the keys in ``hp_to_overwrite`` (and ``loaded_date`` /
-        ``loaded_task_name``), which keep the current values. The manager is not changed:
+        The past values win, except the keys in ``hp_to_overwrite`` and the bookkeeping keys
+        (``loaded_date``, ``loaded_task_name``, ``info``, ``data_root``: see
+        :mod:`RLA.manager.bookkeeping`), which keep the current values. The manager is not changed:
         pass the result to ``exp_manager.set_hyper_param(**vars(args))``.
 
         Args:
@@ -167,7 +169,7 @@ class ExperimentLoader:
         past = self._require_past()
         merged = dict(current)
         merged.update(copy.deepcopy(past.hyper_param))
-        for key in list(hp_to_overwrite or []) + [LOADED_DATE, LOADED_TASK_NAME]:
+        for key in list(hp_to_overwrite or []) + [LOADED_DATE, LOADED_TASK_NAME] + list(bookkeeping_of(self.manager)):
             if key in current:
                 merged[key] = current[key]
             elif key in (hp_to_overwrite or []):
@@ -330,7 +332,9 @@ class ExperimentLoader:
         self._forked = True
         self._fork_step = step
         manager.hyper_param = merged
-        manager.update_run_info(hyper_params=_jsonable(merged))
+        params, bookkeeping = split_bookkeeping(merged, getattr(manager, "hyper_param_record", []),
+                                                bookkeeping_of(manager))
+        manager.update_run_info(hyper_params=_jsonable(params), bookkeeping=_jsonable(bookkeeping))
         time_step_holder.set_time(step if step is not None else past.time_step)
         self._record_origin("fork", step)
         self._log(f"ExperimentLoader: continued run {past.index} "

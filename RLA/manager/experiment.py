@@ -16,6 +16,7 @@ from RLA.fs import atomic_write_json, atomic_write_text, json_default
 from RLA.layout import ARCHIVE_TESTER, DIR_TYPES, RunLayout
 from RLA.logger.time_step import time_step_holder
 from RLA.manager import run_info as ri
+from RLA.manager.bookkeeping import BOOKKEEPING_KEYS, split_bookkeeping
 from RLA.manager.claim import claim_run
 from RLA.manager.code_backup import backup_code, default_ignore_files
 from RLA.manager.git_info import git_facts
@@ -90,6 +91,9 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
         self.total_steps: Optional[int] = None
         #: The new run's start time (its index); tests inject a fixed one.
         self.clock: Callable[[], _dt.datetime] = _dt.datetime.now
+        #: Keys of ``hyper_param`` recorded in run.json's ``bookkeeping``, not as hyper-parameters
+        #: (see :mod:`RLA.manager.bookkeeping`).
+        self.bookkeeping_keys: Tuple[str, ...] = BOOKKEEPING_KEYS
 
     # ------------------------------------------------------------------ configuration
     def configure(self, task_table_name: Optional[str] = None,
@@ -185,7 +189,7 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
         if self._redaction is not None:
             self._redaction.learn(self.hyper_param)
         if self._active():
-            self.update_run_info(hyper_params=_jsonable(self.hyper_param))
+            self.update_run_info(hyper_params=self.recorded_hyper_params(), bookkeeping=self.bookkeeping())
             self.save_state()
 
     def add_record_param(self, keys: Union[str, Sequence[str]]) -> None:
@@ -203,6 +207,14 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
                                           found=repr(key), fix="call set_hyper_param(...) with it first")
             if key not in self.hyper_param_record:
                 self.hyper_param_record.append(key)
+
+    def recorded_hyper_params(self) -> Dict[str, Any]:
+        """The hyper-parameters the run records (JSON-able): without the bookkeeping keys."""
+        return _jsonable(split_bookkeeping(self.hyper_param, self.hyper_param_record, self.bookkeeping_keys)[0])
+
+    def bookkeeping(self) -> Dict[str, Any]:
+        """The bookkeeping values set with the hyper-parameters (run.json's ``bookkeeping``)."""
+        return _jsonable(split_bookkeeping(self.hyper_param, self.hyper_param_record, self.bookkeeping_keys)[1])
 
     def clear_record_param(self) -> None:
         """Forget the tracked keys."""
@@ -320,8 +332,8 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
         self._redaction = self._build_redaction()
         facts = process_facts()
         info.update(status=ri.RUNNING, end_time=None, exit_code=None, error=None, pid=facts["pid"],
-                    host=facts["host"], heartbeat=ri.now_iso(), hyper_params=_jsonable(self.hyper_param),
-                    tracked_keys=list(self.hyper_param_record), **fields)
+                    host=facts["host"], heartbeat=ri.now_iso(), hyper_params=self.recorded_hyper_params(),
+                    bookkeeping=self.bookkeeping(), tracked_keys=list(self.hyper_param_record), **fields)
         with self._info_lock:
             self.run_info = info
             ri.write_run_info(layout.run_info_file, info, self.redaction)
@@ -342,7 +354,8 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
             "name": layout.name,
             "date": layout.date,
             "record_date": layout.record_date,
-            "hyper_params": _jsonable(self.hyper_param),
+            "hyper_params": self.recorded_hyper_params(),
+            "bookkeeping": self.bookkeeping(),
             "tracked_keys": list(self.hyper_param_record),
             "host": facts["host"],
             "ip": host_ip(),
@@ -393,7 +406,7 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
 
         assert self.config is not None and self.layout is not None
         new = logger.configure(dir=str(self.layout.log_dir), format_strs=self.config.log_used,
-                               hyper_params=self.redaction.redact_mapping(_jsonable(self.hyper_param)),
+                               hyper_params=self.redaction.redact_mapping(self.recorded_hyper_params()),
                                redact=self.redaction.redact_text,
                                on_dump=getattr(self, "_log_callback", None))
         for writer in new.writers:
@@ -478,7 +491,8 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
             "name": layout.name,
             "record_date": layout.record_date,
             "data_root": str(self.data_root),
-            "hyper_param": _jsonable(self.hyper_param),
+            "hyper_param": self.recorded_hyper_params(),
+            "bookkeeping": self.bookkeeping(),
             "hyper_param_record": list(self.hyper_param_record),
             "tracked_keys": list(self.hyper_param_record),
             "custom_data": _jsonable(self.custom_data),
@@ -487,7 +501,7 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
             "config": self.config.public_dict() if self.config else None,
         }
         policy = self.redaction
-        return {key: policy.redact_mapping(value, by_key=key in ("hyper_param", "custom_data"))
+        return {key: policy.redact_mapping(value, by_key=key in ("hyper_param", "custom_data", "bookkeeping"))
                 for key, value in state.items()}
 
     def save_state(self) -> None:
@@ -551,7 +565,7 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
         from RLA.easy_log import logger
 
         layout = self._require_run("print_args()")
-        shown = self.redaction.redact_mapping(_jsonable(self.hyper_param))  # written, not the user's dict
+        shown = self.redaction.redact_mapping(self.recorded_hyper_params())  # written, not the user's dict
         for key in sorted(shown, key=str):
             logger.backup(f"key: {key}, value: {shown[key]}")
         atomic_write_json(layout.code_dir / "parameter.json", dict(sorted(shown.items(), key=lambda kv: str(kv[0]))),

@@ -74,7 +74,7 @@ def redacted_run_info(info: Dict[str, Any], policy: Optional[RedactionPolicy] = 
         policy = RedactionPolicy(values=[os.environ.get(PASSWORD_ENV)])
     out = {}
     for key, value in info.items():
-        if key == "hyper_params":
+        if key in ("hyper_params", "bookkeeping"):
             out[key] = policy.redact_mapping(value)
         elif key == "command" and isinstance(value, list):
             out[key] = policy.redact_argv([str(arg) for arg in value])
