@@ -67,7 +67,7 @@ def write_mlflow(root: Path, store: Path, budget_s: float, expected: int) -> Tup
 
     client = MlflowClient(tracking_uri=f"sqlite:///{store}")
     exp = client.create_experiment("bench", artifact_location=str(store.parent / "mlartifacts"))
-    start, count, probe = time.perf_counter(), 0, max(50, expected // 20)
+    start, count, probe = time.perf_counter(), 0, min(expected, max(50, expected // 20))
     for rel, params, steps, values in read_runs(root):
         run = client.create_run(exp, run_name=rel.rsplit("/", 1)[-1][:250], tags={"task": params["task"]})
         metrics = [Metric("return", v, 1_800_000_000_000 + s, s) for s, v in zip(steps, values)]
