@@ -134,7 +134,7 @@ def find_trashed(data_root: os.PathLike, selectors: Sequence[str] = (), task: Op
         check_name(stamp, "trash stamp")
     items = [item for item in list_trash(data_root, task) if stamp is None or item.stamp == stamp]
     if selectors:
-        wanted = set()
+        wanted: set = set()
         for selector in selectors:
             for folder in {item.stamp for item in items}:
                 base = trash_dir(data_root) / folder
