@@ -8,7 +8,6 @@ operation on the data root, or ``rla fsck --repair``, finishes it (see :mod:`RLA
 """
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import time
@@ -18,11 +17,16 @@ from typing import Any, Dict, List, Optional
 
 from RLA.errors import RLAError
 from RLA.fs import atomic_write_json, fsync_dir
-from RLA.layout import RunLayout, check_layout
+from RLA.layout import JOURNAL_DIR, RunLayout, check_layout
+from RLA.ops.journal_check import check_op_id, check_run
 from RLA.ops.lock import journal_dir
 from RLA.safe_paths import check_relative
+from RLA.safe_read import read_json_object
 
 FORMAT_VERSION = 1
+#: A journal of 100,000 runs takes about 130 MB; more is not a journal rla wrote.
+MAX_JOURNAL_BYTES = 256 << 20
+MAX_JOURNAL_DEPTH = 8
 ACTIONS = ("move", "copy", "trash", "purge")
 
 
@@ -81,18 +85,37 @@ class Journal:
             return None
         return self.dst_root.joinpath(*check_relative(step.dst, "journal destination"))
 
+    @property
+    def crosses_roots(self) -> bool:
+        """Whether the runs go to another data root (which then confirms the operation)."""
+        return self.target_root is not None and \
+            os.path.realpath(self.target_root) != os.path.realpath(self.data_root)
+
+    @property
+    def confirmation(self) -> Path:
+        """``<target_root>/.rla-journal/<op-id>.target``: the target root's consent."""
+        assert self.target_root is not None
+        return journal_dir(self.target_root) / f"{self.op_id}.target"
+
     def write(self) -> None:
-        """Write the journal atomically and durably (file and directory fsynced)."""
+        """Write the journal atomically and durably (file and directory fsynced); a migration
+        to another data root first writes its confirmation there."""
+        if self.crosses_roots:
+            journal_dir(self.dst_root, create=True)
+            atomic_write_json(self.confirmation, {"op_id": self.op_id,
+                                                  "source_root": os.path.realpath(self.data_root)}, durable=True)
         journal_dir(self.data_root, create=True)
         atomic_write_json(self.path, self.to_dict(), durable=True)
 
     def remove(self) -> None:
-        """Delete the journal (the operation is complete); the directory is fsynced."""
-        try:
-            os.unlink(self.path)
-        except FileNotFoundError:
-            pass
-        fsync_dir(self.path.parent)
+        """Delete the journal (the operation is complete), then the target root's confirmation;
+        the directories are fsynced."""
+        for path in [self.path] + ([self.confirmation] if self.crosses_roots else []):
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+            fsync_dir(path.parent)
 
     def to_dict(self) -> Dict[str, Any]:
         return {"format_version": FORMAT_VERSION, "op_id": self.op_id, "action": self.action,
@@ -133,18 +156,39 @@ def load_journal(data_root: os.PathLike, path: os.PathLike) -> Journal:
     """
     path = Path(path)
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = read_json_object(path, MAX_JOURNAL_BYTES, MAX_JOURNAL_DEPTH)  # no link, FIFO or 100k-deep list
         if raw.get("format_version") != FORMAT_VERSION or raw.get("action") not in ACTIONS:
             raise ValueError(f"format {raw.get('format_version')!r}, action {raw.get('action')!r}")
         target_root = Path(raw["target_root"]) if raw.get("target_root") else None
         journal = Journal(str(raw["op_id"]), raw["action"], str(raw.get("verb") or raw["action"]),
                           Path(data_root), target_root)
+        check_op_id(journal.op_id, path.name)
+        if journal.crosses_roots:
+            _check_confirmation(journal)
+        if not isinstance(raw["runs"], list):
+            raise TypeError(f"runs is a {type(raw['runs']).__name__}")
         journal.runs = [_run_from_dict(run, journal.dst_root) for run in raw["runs"]]
+        for run in journal.runs:
+            check_run(journal, run)
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise JournalError(f"Cannot read the operation journal {path}", expected="a journal written by rla",
                            found=str(exc), fix="inspect it; move it out of .rla-journal/ once the runs it "
                                                "names are checked by hand") from exc
     return journal
+
+
+def _check_confirmation(journal: Journal) -> None:
+    """The target root confirms the operation (see :mod:`RLA.ops.journal_check`)."""
+    assert journal.target_root is not None
+    if not journal.target_root.is_absolute():
+        raise ValueError(f"the target root {os.fspath(journal.target_root)!r} is not absolute")
+    try:
+        mark = read_json_object(journal.confirmation, 4096, 4)
+    except FileNotFoundError:
+        mark = {}
+    if mark.get("op_id") != journal.op_id or mark.get("source_root") != os.path.realpath(journal.data_root):
+        raise ValueError(f"the target root {os.fspath(journal.target_root)!r} did not confirm the operation "
+                         f"(no {journal.confirmation.name} naming this data root in its {JOURNAL_DIR}/)")
 
 
 def pending_journals(data_root: os.PathLike) -> List[Path]:
