@@ -21,8 +21,12 @@ MAX_COMPONENT_BYTES = 255
 __all__ = ["UnsafePathError", "is_plain_name", "check_name", "check_relative", "inside",
            "no_symlink_between", "safe_join", "makedirs_inside", "open_dir_inside"]
 
+#: ``os.open`` flag: never follow a link at the path itself (POSIX; 0 where it is missing).
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+#: ``os.open`` flag: never block on a FIFO or device (0 where it is missing).
+NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 #: A folder opened as a handle for ``*at`` calls, never through a link at any component.
-_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
 def _problem(text: str) -> str | None:
@@ -158,7 +162,7 @@ def open_dir_inside(root: os.PathLike, path: os.PathLike, mode: int = 0o777) -> 
     """
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
-    fd = os.open(root, _DIR_FLAGS & ~getattr(os, "O_NOFOLLOW", 0))
+    fd = os.open(root, _DIR_FLAGS & ~NOFOLLOW)
     current = root
     try:
         for part in Path(path).relative_to(root).parts:

@@ -7,11 +7,9 @@ import stat as stat_mod
 from typing import IO, List, Optional
 
 from RLA.errors import TransportError
+from RLA.safe_paths import NOFOLLOW, NONBLOCK
 from RLA.sync.base import (PERMISSION_BITS, RemoteEntry, RemoteFileError, RemoteStat, Transport, WriteResult,
                            copy_stream, is_special_mode)
-
-#: Never follow a link at the path itself (O_NOFOLLOW is POSIX; 0 where it is missing).
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 class LocalTransport(Transport):
@@ -75,7 +73,7 @@ class LocalTransport(Transport):
             raise self._fail("create directory", rpath, exc) from exc
 
     def _open_for_write(self, rpath: str, truncate: bool, mode: Optional[int]) -> int:
-        flags = os.O_RDWR | _NOFOLLOW | (os.O_CREAT | os.O_TRUNC if truncate else 0)
+        flags = os.O_RDWR | NOFOLLOW | (os.O_CREAT | os.O_TRUNC if truncate else 0)
         try:
             fd = os.open(rpath, flags, 0o666 if mode is None else mode & PERMISSION_BITS)
         except OSError as exc:
@@ -110,7 +108,7 @@ class LocalTransport(Transport):
 
     def read(self, rpath: str, sink: IO[bytes], offset: int, limit: Optional[int] = None) -> int:
         try:  # O_NONBLOCK: a FIFO put there since the listing must not block the open
-            fd = os.open(rpath, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+            fd = os.open(rpath, os.O_RDONLY | NOFOLLOW | NONBLOCK)
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 raise self._link_error(rpath) from None

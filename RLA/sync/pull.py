@@ -18,7 +18,7 @@ from typing import Callable, Dict, Iterable, List, Optional
 
 from RLA.errors import RLAError, UnsafePathError
 from RLA.layout import ARCHIVE_TESTER, RunLayout
-from RLA.safe_paths import check_relative, is_plain_name, open_dir_inside
+from RLA.safe_paths import NOFOLLOW, check_relative, is_plain_name, open_dir_inside
 from RLA.sync.base import MAX_WALK_DEPTH, PERMISSION_BITS, RemoteEntry, RemoteFileError, Transport
 from RLA.sync.planner import Action, RemoteFile, Step
 from RLA.sync.remote_names import check_run, is_day, is_plain_component, local_destination
@@ -26,8 +26,6 @@ from RLA.sync.runfiles import PART_SUFFIX, Refuse, key_path
 
 #: Bytes of an append-only file re-read on pull to check that the local copy is a prefix.
 OVERLAP = 4096
-#: Never follow a link at the path itself (O_NOFOLLOW is POSIX; 0 where it is missing).
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 #: Local errors that mean "this destination cannot hold this file" (a folder in the way, a
 #: path too long, a name the file system refuses): the file is skipped, the pull goes on.
 #: Anything else (a full disk, a read-only data root) still stops the pull.
@@ -175,7 +173,7 @@ def _pull_file(transport: Transport, rpath: str, data_root: Path, lpath: Path, s
 def _fetch_tail(transport: Transport, rpath: str, dir_fd: int, name: str, offset: int, listed: RemoteFile) -> bool:
     """Append the remote bytes past ``offset`` to ``name`` in ``dir_fd``; ``False`` if it is not a prefix."""
     start = max(0, offset - OVERLAP)
-    fd = os.open(name, os.O_RDWR | _NOFOLLOW, dir_fd=dir_fd)
+    fd = os.open(name, os.O_RDWR | NOFOLLOW, dir_fd=dir_fd)
     with os.fdopen(fd, "r+b") as handle:
         handle.seek(start)
         mine = handle.read(offset - start)
@@ -206,7 +204,7 @@ def _download(transport: Transport, rpath: str, dir_fd: int, name: str, listed: 
         pass
     # The umask applies to the creation mode: never wider than the server said nor the umask allows.
     mode = PERMISSION_BITS & (0o666 if listed.mode is None else listed.mode)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, mode, dir_fd=dir_fd)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, mode, dir_fd=dir_fd)
     try:
         with os.fdopen(fd, "wb") as handle:
             limit = min(listed.size, cap if cap is not None else listed.size) + 1

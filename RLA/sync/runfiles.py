@@ -16,7 +16,7 @@ from typing import IO, Callable, Dict, Iterable, Optional, Tuple
 
 from RLA.errors import TransportError, UnsafePathError
 from RLA.layout import ARCHIVE_TESTER, RunLayout
-from RLA.safe_paths import inside, no_symlink_between
+from RLA.safe_paths import NOFOLLOW, NONBLOCK, inside, no_symlink_between
 from RLA.sync.base import PERMISSION_BITS, Transport
 from RLA.sync.planner import LocalFile, RemoteFile
 
@@ -45,8 +45,6 @@ def key_path(layout: RunLayout, key: str) -> str:
 Refuse = Callable[[str, str], None]
 #: Why a remote FIFO, socket or device is left out (opening a FIFO blocks until someone writes).
 _NOT_A_FILE = "it is not a regular file on the server (a pipe, socket or device)"
-#: Never follow a link at the path itself (O_NOFOLLOW is POSIX; 0 where it is missing).
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 def _ignore(_key: str, _reason: str) -> None:
@@ -142,7 +140,7 @@ def open_local(lpath: str, identity: Optional[Tuple[int, int]] = None) -> IO[byt
     last component, so a run folder swapped for a link after the walk would otherwise make
     push send whatever file of that name the link leads to.
     """
-    fd = os.open(lpath, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    fd = os.open(lpath, os.O_RDONLY | NOFOLLOW | NONBLOCK)
     opened = os.fstat(fd)
     if not stat.S_ISREG(opened.st_mode) or (identity is not None and (opened.st_dev, opened.st_ino) != identity):
         os.close(fd)

@@ -75,7 +75,8 @@ def _syncer(args: argparse.Namespace, data_root: Path):  # -> RunSyncer
 
 
 def _print_report(report) -> None:  # report: SyncReport
-    from RLA.terminal import escape  # names come from the other side: no control character reaches the tty
+    # Names come from the other side: no control character of theirs reaches the terminal.
+    from RLA.terminal import escape
 
     if report.dry_run:
         for index, action, key in report.planned:
