@@ -337,6 +337,8 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
         with self._info_lock:
             self.run_info = info
             ri.write_run_info(layout.run_info_file, info, self.redaction)
+        from RLA.query.catalog import mark_changed
+        mark_changed(self.data_root, [layout])  # the index may hold it as settled and ended
         self._configure_logger()
         self.save_state()
         assert self.config is not None

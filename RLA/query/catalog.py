@@ -177,3 +177,26 @@ class Catalog:
     def count(self) -> int:
         """Rows currently stored (without refreshing)."""
         return self.file.count()
+
+
+def mark_changed(data_root: os.PathLike, runs: Sequence[RunLayout]) -> None:
+    """Tell the index that RLA itself rewrote files of ``runs`` (a sync pull, a resume in place).
+
+    The next query ``stat``\\ s them again even if they were settled, so the change is seen at
+    once instead of after the periodic re-check. The index is only a cache: without an index
+    file nothing is done, and if the file cannot be written now the re-check still finds it.
+    """
+    from RLA.query.tree import run_key
+
+    path = Path(data_root) / INDEX_DB
+    keys = [(run_key(run),) for run in runs]
+    if not keys or not path.is_file():
+        return
+    try:
+        conn = sqlite3.connect(os.fspath(path), timeout=5.0, isolation_level=None)
+        try:
+            conn.executemany("UPDATE runs SET settled = 0 WHERE key = ?", keys)
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        pass

@@ -270,6 +270,9 @@ class RunSyncer:
             result = pull_run(transport, run, local, there, steps, self.max_file_size, refuse=refuse)
             report.files_received += len(result.received)
             report.files_fetched += len(result.fetched)
+            if result.received or result.fetched:
+                from RLA.query.catalog import mark_changed
+                mark_changed(self.data_root, [local])  # a settled local run changed in place
         report.files_skipped += len(skipped)  # listed and refused, or given up while downloading
 
     # ------------------------------------------------------------------- retries
