@@ -49,32 +49,39 @@ def snapshot_path(text: str, args: argparse.Namespace) -> str:
     return os.fspath(run.replay_dir)
 
 
+def _say(text: str) -> None:
+    """Print a line built from a snapshot's manifest: its names and provenance come from a
+    file that may have arrived by ``rla sync pull``, so control characters are made visible."""
+    from RLA.terminal import escape
+    print(escape(text))
+
+
 def _inspect(args: argparse.Namespace) -> int:
     from RLA.replay_buffer.schema import dtype_from_json
     from RLA.replay_buffer.snapshot.inspect import describe
     info = describe(snapshot_path(args.path, args), args.snapshot)
     if args.json:
-        print(json.dumps(info, indent=2))
+        print(json.dumps(info, indent=2))  # JSON escapes control characters itself
         return 0
-    print(f"snapshot {info['snapshot']} in {info['store']} ({info['kind']}, format "
+    _say(f"snapshot {info['snapshot']} in {info['store']} ({info['kind']}, format "
           f"v{info['format_version']}, RLA {info['library_version']}, "
           f"{info['world_size']} shard(s), {info['payload_bytes'] / 1e6:.2f} MB payload)")
-    print("snapshots in store: " + ", ".join(info["snapshots"]))
+    _say("snapshots in store: " + ", ".join(info["snapshots"]))
     if info["newer_snapshots"]:
-        print("written by a newer RLA (not readable here): " + ", ".join(info["newer_snapshots"]))
+        _say("written by a newer RLA (not readable here): " + ", ".join(info["newer_snapshots"]))
     for f in info["schema"] or []:
         dtype = f["dtype"] if isinstance(f["dtype"], str) else dtype_from_json(f["dtype"])
-        print(f"  field {f['name']}: {dtype} {tuple(f['shape'])}")
+        _say(f"  field {f['name']}: {dtype} {tuple(f['shape'])}")
     for row in info["shards"]:
-        print(f"  rank {row['rank']}: size={row['size']} capacity={row['capacity']} "
+        _say(f"  rank {row['rank']}: size={row['size']} capacity={row['capacity']} "
               f"cursor={row['cursor']} sampler={row['sampler']} num_envs={row['num_envs']} "
               f"files={row['files']} "
               f"bytes={row['bytes']}")
     for cls, counts in (info["episode_report"] or {}).items():
-        print(f"  episodes {cls}: {counts['episodes']} ({counts['steps']} steps)")
+        _say(f"  episodes {cls}: {counts['episodes']} ({counts['steps']} steps)")
     prov = info["provenance"]
     if prov:  # the full record, counts included, is in --json
-        print(f"  provenance: {prov.get('operation')} of {prov.get('source')} "
+        _say(f"  provenance: {prov.get('operation')} of {prov.get('source')} "
               f"({prov.get('source_world_size')} -> {prov.get('world_size')} shard(s))")
     return 0
 
@@ -82,7 +89,7 @@ def _inspect(args: argparse.Namespace) -> int:
 def _verify(args: argparse.Namespace) -> int:
     from RLA.replay_buffer.snapshot.inspect import verify
     result = verify(snapshot_path(args.path, args), args.snapshot)
-    print(f"OK: {result['files']} files, {result['bytes']} payload bytes verified")
+    _say(f"OK: {result['files']} files, {result['bytes']} payload bytes verified")
     return 0
 
 
@@ -95,13 +102,13 @@ def _reshard(args: argparse.Namespace, world_size: int, operation: str) -> int:
     if args.dry_run:
         from RLA.replay_buffer.snapshot.inspect import describe
         info = describe(src, args.snapshot)
-        print(f"would write {world_size} shard(s) from {info['world_size']} of "
+        _say(f"would write {world_size} shard(s) from {info['world_size']} of "
               f"{info['store']}/{info['snapshot']} into {args.dst}")
         return 0
     out = reshard_snapshot(src, args.dst, world_size, capacity=args.capacity,
                            num_envs=args.num_envs, snapshot=args.snapshot, operation=operation)
     rep = out["report"]
-    print(f"wrote {out['snapshot']} ({world_size} shard(s), capacity {out['capacity']}, "
+    _say(f"wrote {out['snapshot']} ({world_size} shard(s), capacity {out['capacity']}, "
           f"sizes {rep['sizes']}; dropped {rep['dropped']['episodes']} episodes, "
           f"overflow {rep['overflow']['episodes']})")
     return 0
