@@ -33,12 +33,32 @@ def rewrite_run_info(target: RunLayout, source_index: str, copied: bool) -> None
     atomic_write_json(path, redacted_run_info(info), durable=True)
 
 
+def _refuse_nested(source: Path, target: Path) -> None:
+    """A target root inside the source root (``data/log``) or around it mixes data types:
+    the source would list the copies as runs of tasks ``log/demo``, ``code/demo``...
+
+    Raises:
+        RLAError: one lies inside the other (links resolved).
+    """
+    src, dst = os.path.realpath(source), os.path.realpath(target)
+    if src == dst:
+        return
+    common = os.path.commonpath([src, dst])
+    if common in (src, dst):
+        inner, outer = ("target", "source") if common == src else ("source", "target")
+        raise RLAError(f"The {inner} data root is inside the {outer} data root",
+                       expected="two separate data roots (neither inside the other)",
+                       found=f"source {src}, target {dst}",
+                       fix="pick a target data root next to the source, not in or above it")
+
+
 def plan_migrate(data_root: os.PathLike, runs: Iterable[RunLayout], to_task: Optional[str] = None,
                  to_data_root: Optional[os.PathLike] = None, move: bool = False) -> Plan:
     """Plan copying (or moving) ``runs`` to task ``to_task`` under ``to_data_root``.
 
     Raises:
-        RLAError: neither a new task nor a new data root, or a target equal to the source.
+        RLAError: neither a new task nor a new data root, a target equal to the source, or
+            one data root inside the other.
         UnsafePathError: ``to_task`` has ``..``, is absolute or has an empty component.
     """
     if to_task is None and to_data_root is None:
@@ -50,6 +70,7 @@ def plan_migrate(data_root: os.PathLike, runs: Iterable[RunLayout], to_task: Opt
     if target_root.resolve() == Path(data_root).resolve() and to_task is None:
         raise RLAError("The target equals the source", expected="another task or data root",
                        found=str(target_root), fix="pass --to-task or another --to-data-root")
+    _refuse_nested(Path(data_root), target_root)
     return build_plan(MOVE if move else COPY, data_root, runs,
                       target=lambda run: run.moved(data_root=target_root, task=to_task),
                       target_root=target_root, rewrite=True,
