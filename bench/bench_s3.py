@@ -1,6 +1,7 @@
 """Benchmark of sync to an S3 store (moto's server on 127.0.0.1): RLA's s3 transport vs a naive s3fs.put.
 
     python -m bench.bench_s3 --runs 200     # the SFTP bench's workload (bench/bench_sync.py)
+    python -m bench.bench_s3 --list-runs 2000   # list_runs on a store of 2,000 runs only
 
 Workload (same runs as bench_sync): N runs of ~110 kB pushed once; then 10 runs grow by 1 %
 (progress.csv, log.txt, events) and are pushed again; then a push with nothing changed; a
@@ -28,6 +29,7 @@ from bench.bench_sync import TYPES, free_port, grow, make_run, tree_bytes, wait_
 
 RESULTS = Path(__file__).resolve().parent / "results" / "s3.json"
 SFTP_RESULTS = Path(__file__).resolve().parent / "results" / "sync.json"
+LIST_RESULTS = Path(__file__).resolve().parent / "results" / "s3_list.json"
 
 
 def _start_moto(work: Path) -> subprocess.Popen:
@@ -53,12 +55,74 @@ def _sftp_rows() -> Dict[str, Any]:
     return {row["method"]: row for row in rows}
 
 
+def _upload_tree(data: Path, bucket: str, prefix: str, threads: int = 32) -> int:
+    """Every file of the synced data types to ``prefix/<same path>`` by plain PUTs (threads); returns the count."""
+    import concurrent.futures
+
+    import boto3
+
+    client = boto3.client("s3")
+    files = [p for t in TYPES if (data / t).exists() for p in (data / t).rglob("*") if p.is_file()]
+
+    def put(path: Path) -> None:
+        client.put_object(Bucket=bucket, Key=f"{prefix}/{path.relative_to(data).as_posix()}", Body=path.read_bytes())
+
+    with concurrent.futures.ThreadPoolExecutor(threads) as pool:
+        list(pool.map(put, files))
+    return len(files)
+
+
+def list_bench(runs: int) -> Dict[str, Any]:
+    """``list_runs`` on ``s3://`` with ``runs`` runs in the store: cold, warm, warm within max-age.
+
+    The store is filled by plain threaded PUTs of the same tree (keys as RLA's push writes
+    them; pushing 2,000 runs through moto would take ~10 minutes and measures the push).
+    """
+    import boto3
+
+    from RLA.query import list_runs
+    from RLA.sync import open_transport
+    from RLA.sync.remote_root import MIRRORED_TYPES, open_data_root, settings_for
+
+    work = Path(tempfile.mkdtemp(prefix="rla-bench-s3-list-"))
+    moto = _start_moto(work)
+    try:
+        boto3.client("s3").create_bucket(Bucket="bench")
+        rng = random.Random(0)
+        data = work / "data"
+        for i in range(runs):
+            make_run(data, i, rng)
+        out: Dict[str, Any] = {"runs": runs, "store_bytes": tree_bytes(data)}
+        out["fill_store"] = _timed(lambda: _upload_tree(data, "bench", "rla"))
+        url, cache = "s3://bench/rla", work / "cache"
+        out["list_local"] = _timed(lambda: len(list_runs(data)))  # the query alone, on local disk
+        out["list_cold"] = _timed(lambda: len(list_runs(open_data_root(url, cache=cache))))
+        out["list_warm"] = _timed(lambda: len(list_runs(open_data_root(url, cache=cache))))
+        out["query_on_cache"] = _timed(lambda: len(list_runs(cache)))  # the warm query without the refresh
+        out["refresh_warm"] = _timed(lambda: str(open_data_root(url, cache=cache)) and None)
+        with open_transport(settings_for(url)) as transport:
+            out["listing_only"] = _timed(lambda: sum(1 for t in MIRRORED_TYPES for _ in transport.walk(f"/{t}")))
+            out["listing_requests"] = transport.requests.get("list_objects_v2", 0)
+        out["list_warm_max_age"] = _timed(lambda: len(list_runs(open_data_root(url, cache=cache, max_age=60))))
+        return out
+    finally:
+        moto.terminate()
+        moto.wait(timeout=30)
+
+
 def main(argv: List[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument("--list-runs", type=int, default=0,
+                        help="only measure list_runs on a store of this many runs (writes s3_list.json)")
     args = parser.parse_args(argv)
     os.environ.update(AWS_ACCESS_KEY_ID="bench", AWS_SECRET_ACCESS_KEY="bench-secret", AWS_DEFAULT_REGION="us-east-1",
                       AWS_EC2_METADATA_DISABLED="true")
+    if args.list_runs:
+        out = list_bench(args.list_runs)
+        LIST_RESULTS.write_text(json.dumps(out, indent=1) + "\n")
+        print(json.dumps(out, indent=1))
+        return 0
     import boto3
     import s3fs
 
