@@ -34,8 +34,10 @@ def main(argv: Optional[List[str]] = None, parser: Optional[argparse.ArgumentPar
 
     ``parser`` is one :func:`build_parser` made before (kill trials fork many commands from one).
     """
+    from rla_scripts.argv import glue_dash_values
+
     parser = parser if parser is not None else build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(glue_dash_values(sys.argv[1:] if argv is None else argv))
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

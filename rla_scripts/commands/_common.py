@@ -21,8 +21,13 @@ BAR_THRESHOLD = 20
 T = TypeVar("T")
 
 
-def resolve_data_root(explicit: Optional[str] = None, cwd: Optional[os.PathLike] = None) -> Path:
+def resolve_data_root(explicit: Optional[str] = None, cwd: Optional[os.PathLike] = None,
+                      new_ok: bool = False) -> Path:
     """Find the data root (see the module docstring).
+
+    Args:
+        new_ok: return the ``DATA_ROOT`` of an rla_config.yaml even when that folder does
+            not exist yet (a new project before its first run: ``rla list`` shows 0 runs).
 
     Raises:
         ConfigError: nothing names a data root, or the named folder does not exist.
@@ -49,6 +54,8 @@ def resolve_data_root(explicit: Optional[str] = None, cwd: Optional[os.PathLike]
                               found=repr(data_root), fix="write DATA_ROOT: ./data")
         root = (config.parent / data_root) if data_root else config.parent
         origin = str(config)
+        if new_ok and not root.exists():
+            return root
     if not root.is_dir():
         raise ConfigError(f"The data root {root} does not exist", expected="an existing folder",
                           found=f"{root} (from {origin})", fix="check the path or create the folder")

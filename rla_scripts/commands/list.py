@@ -5,7 +5,7 @@ import argparse
 import sys
 from typing import Any, List
 
-from rla_scripts.commands._common import add_selection, require_runs, resolve_data_root, select
+from rla_scripts.commands._common import add_selection, resolve_data_root
 
 FORMATS = ("table", "csv", "json")
 
@@ -59,19 +59,16 @@ def escape_frame(frame: Any) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     from RLA.query import rows_to_frame
+    from RLA.query.table import count_text
+    from rla_scripts.commands import _listing
 
-    data_root = resolve_data_root(args.data_root)
+    data_root = resolve_data_root(args.data_root, new_ok=True)
     archived = None if args.all else args.archived
-    selection = select(args, data_root, archived=archived, include_broken=args.include_broken)
-    rows = require_runs(selection, args, data_root)
-    frame = rows_to_frame(rows)
-    if args.sort:
-        key = args.sort.lstrip("-")
-        if key not in frame.columns:
-            from RLA.errors import QueryError
-            raise QueryError(f"Cannot sort by {key!r}", expected="a column name", found=repr(key),
-                             fix="use a column of `rla list --format csv`")
-        frame = frame.sort_values(key, ascending=not args.sort.startswith("-"), kind="stable")
+    selection = _listing.select_or_nothing(args, data_root, archived)
+    if selection is None:
+        _listing.note_new_root(data_root)
+    frame = _listing.sort_runs(rows_to_frame(selection.runs if selection else []), args.sort)
+    total = len(frame)
     if args.limit:
         frame = frame.head(args.limit)
     shown = frame if args.format != "table" and not args.columns else frame[choose_columns(frame, args)]
@@ -81,12 +78,12 @@ def run(args: argparse.Namespace) -> int:
     elif args.format == "json":
         print(shown.to_json(orient="records", date_format="iso", default_handler=str))
     else:
-        import pandas as pd
-        with pd.option_context("display.max_rows", None, "display.max_columns", None, "display.width", 200,
-                               "display.max_colwidth", 60):
-            print(escape_frame(shown).to_string(index=False))
+        skipped = selection.skipped if selection else []
         what = "damaged, listed anyway" if args.include_broken else "unreadable, skipped"
-        print(f"{len(frame)} runs" + (f" ({len(selection.skipped)} {what})" if selection.skipped else ""))
+        footer = (count_text(len(frame)) if len(frame) == total else f"{len(frame)} of {count_text(total)}") + \
+            (f" ({len(skipped)} {what})" if skipped else "")
+        _listing.print_table(shown, list(shown.columns), _listing.importance(list(shown.columns)),
+                             _listing.terminal_width(args.width), footer, explicit=bool(args.columns))
     return 0
 
 
@@ -98,7 +95,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
     parser.add_argument("--columns", help="comma-separated columns to show")
     parser.add_argument("--metrics", nargs="+", metavar="M", help="add last(M) columns to the table")
-    parser.add_argument("--sort", metavar="COLUMN", help="sort by a column ('-col' descending)")
+    parser.add_argument("--sort", metavar="COLUMN",
+                        help="sort by columns, comma-separated; -COL descending (--sort -seed or --sort=-seed); "
+                             "default: newest first")
+    parser.add_argument("--width", type=int, metavar="N",
+                        help="table width in characters (default: the terminal's; 0: no limit)")
     parser.add_argument("--limit", type=int, help="show at most N runs")
     parser.add_argument("--archived", action="store_true", help="list archived runs (under arc/)")
     parser.add_argument("--all", action="store_true", help="list active and archived runs")
