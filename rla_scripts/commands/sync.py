@@ -20,7 +20,10 @@ def register(subparsers: "argparse._SubParsersAction") -> None:
     for name, doc in (("push", "send the selected local runs to the main node"),
                       ("pull", "download the selected runs from the main node")):
         sub = actions.add_parser(name, help=doc, description=doc)
-        _common.add_selection(sub)
+        if name == "push":
+            _common.add_selection(sub)
+        else:
+            _add_pull_selection(sub)
         _common.add_change_options(sub)
         sub.add_argument("--config", metavar="FILE",
                          help="rla_config.yaml with REMOTE_SETTING (default: the nearest one upward "
@@ -32,6 +35,21 @@ def register(subparsers: "argparse._SubParsersAction") -> None:
                               "(default: REMOTE_SETTING.max_file_size; none: no cap)")
         sub.set_defaults(func=_push if name == "push" else _pull)
     parser.set_defaults(func=lambda args: (parser.print_help(), 2)[1])
+
+
+def _add_pull_selection(parser: argparse.ArgumentParser) -> None:
+    """What pull can select by: names and times (the main node's runs are not read before
+    they are fetched). ``--where`` and ``--status`` are parsed only to explain that."""
+    _common.add_data_root(parser)
+    parser.add_argument("runs", nargs="*", metavar="RUN",
+                        help="run index (task/YYYY/MM/DD/HH-MM-SS-ffffff) or a unique prefix/glob of YYYY/MM/DD/<name>")
+    parser.add_argument("--task", "--task_table_name", dest="task", help="task (table) name")
+    parser.add_argument("--regex", action="append", metavar="GLOB",
+                        help="glob on YYYY/MM/DD/<name> (repeatable: OR)")
+    parser.add_argument("--since", metavar="DATE", help="runs started on/after DATE (2026/11/01)")
+    parser.add_argument("--until", metavar="DATE", help="runs started on/before DATE (inclusive)")
+    parser.add_argument("--where", help=argparse.SUPPRESS)
+    parser.add_argument("--status", action="append", help=argparse.SUPPRESS)
 
 
 def _types(args: argparse.Namespace) -> Optional[List[str]]:

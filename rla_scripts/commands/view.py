@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any, Dict, List
 
@@ -33,6 +34,12 @@ def _human(size: float) -> str:
     return f"{size:.1f} TB"
 
 
+def natural_key(name: str) -> List[Any]:
+    """Sort key that orders the numbers inside names by value: ``ckpt-20`` before ``ckpt-100``."""
+    return [(0, int(part), part) if part.isdigit() else (1, part.lower(), part)
+            for part in re.split(r"(\d+)", name) if part]
+
+
 def describe_run(data_root: Path, selector: str, task: Any = None, archived: bool = False) -> Dict[str, Any]:
     """Everything ``rla view`` shows, as a dict (JSON-able)."""
     from RLA.layout import find_run
@@ -43,7 +50,7 @@ def describe_run(data_root: Path, selector: str, task: Any = None, archived: boo
     record = read_record(layout)
     info = record.info
     files = {kind: {"path": str(path), "size": _size(path),
-                    "entries": sorted(p.name for p in path.iterdir())[:20] if path.is_dir() else [path.name]}
+                    "entries": sorted((p.name for p in path.iterdir()), key=natural_key)[:20] if path.is_dir() else [path.name]}
              for kind, path in sorted(layout.existing_paths().items())}
     return {
         "index": layout.index, "name": layout.name, "archived": layout.archived,
