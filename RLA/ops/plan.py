@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, List, Optional
 
-from RLA.errors import RLAError
+from RLA.errors import DiskFullError, RLAError
 from RLA.layout import TRASH as TRASH_DIR
 from RLA.layout import RunLayout, check_layout
 from RLA.ops.faults import fault_point
@@ -59,6 +59,8 @@ class RunPlan:
     target: Optional[RunLayout] = None
     conflict: Optional[str] = None
     result: str = "planned"
+    #: The error that stopped this run (``result`` says it too).
+    error: Optional[BaseException] = None
 
     @property
     def index(self) -> str:
@@ -167,7 +169,12 @@ def _journal_of(plan: Plan) -> Journal:
 
 def _execute(plan: Plan, progress: Optional[Progress]) -> None:
     """Journal, then move run by run; a failed run is moved back (the journal stays only
-    when one could not be)."""
+    when one could not be). A full disk stops the operation: the run is moved back, the
+    runs after it are left as they are, and the :class:`DiskFullError` is raised at the end.
+
+    Raises:
+        DiskFullError: a copy found no space (after the journal is settled).
+    """
     for run_plan in plan.blocked:
         run_plan.result = f"skipped ({run_plan.conflict})"
     if not plan.ready:
@@ -179,27 +186,46 @@ def _execute(plan: Plan, progress: Optional[Progress]) -> None:
     items: Iterable[RunPlan] = plan.ready
     if progress is not None:
         items = progress(plan.ready, len(plan.ready))
-    keep = False
+    keep, full = False, None
     for run_plan in items:
-        run = by_index[run_plan.index]
-        try:
-            vanished = forward_run(journal, run)
-            run_plan.result = "done" if not vanished else f"done, but {', '.join(vanished)} vanished meanwhile"
-        except OSError as exc:
-            run_plan.result = f"failed ({exc}); moved back"
-            try:
-                back_run(journal, run)
-            except OSError as again:
-                keep = True
-                run_plan.result = (f"failed ({exc}) and could not be moved back ({again}): "
-                                   "run `rla fsck --repair`")
-            if plan.action == PURGE:
-                keep = True
-                run_plan.result = f"failed ({exc}): run `rla fsck --repair` to finish the purge"
-        prune_run(journal, run)
+        if full is not None:
+            run_plan.result = "not done (the disk is full)"
+            continue
+        keep = _apply_run(plan, journal, by_index[run_plan.index], run_plan) or keep
+        if isinstance(run_plan.error, DiskFullError):
+            full = run_plan.error
     fault_point("before-journal-removed")
     if not keep:
         journal.remove()
+    if full is not None:
+        done = sum(1 for run_plan in plan.ready if run_plan.result.startswith("done"))
+        raise DiskFullError(f"{full.problem} ({done} of {len(plan.ready)} runs done, the others "
+                            "unchanged)", expected=full.expected,
+                            found=full.found, fix=full.fix, path=full.path, free=full.free,
+                            errno=full.errno) from full
+
+
+def _apply_run(plan: Plan, journal: Journal, run: JournalRun, run_plan: RunPlan) -> bool:
+    """Carry out one run (moved back when it fails); True when its journal must stay."""
+    try:
+        vanished = forward_run(journal, run)
+        run_plan.result = "done" if not vanished else f"done, but {', '.join(vanished)} vanished meanwhile"
+        return False
+    except OSError as exc:
+        run_plan.error = exc
+        run_plan.result = f"failed ({exc}); moved back"
+        if plan.action == PURGE:  # never undone: the repair finishes it
+            run_plan.result = f"failed ({exc}): run `rla fsck --repair` to finish the purge"
+            return True
+        try:
+            back_run(journal, run)
+        except OSError as again:
+            run_plan.result = (f"failed ({exc}) and could not be moved back ({again}): "
+                               "run `rla fsck --repair`")
+            return True
+        return False
+    finally:
+        prune_run(journal, run)
 
 
 def fill_run_plan(plan: Plan, run_plan: RunPlan) -> None:

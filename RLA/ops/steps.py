@@ -24,7 +24,7 @@ import re
 import shutil
 from pathlib import Path
 
-from RLA.fs import fsync_dir
+from RLA.fs import disk_full_as_error, fsync_dir
 from RLA.ops.faults import fault_point
 
 PART, GONE = "part", "gone"
@@ -62,21 +62,37 @@ def _rename(src: Path, dst: Path) -> None:
 
 def _copy_file(src: str, dst: str) -> None:
     """Copy one file (a link as a link) and fsync it: a copy is renamed into place and, in a
-    move across filesystems, its source removed next; a power cut must not leave it empty."""
-    shutil.copy2(src, dst, follow_symlinks=False)
-    if not os.path.islink(dst):
-        fd = os.open(dst, os.O_RDONLY | os.O_NOFOLLOW)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+    move across filesystems, its source removed next; a power cut must not leave it empty.
+
+    Raises:
+        DiskFullError: no space for it (names ``dst`` and the free space).
+    """
+    with disk_full_as_error(dst):
+        shutil.copy2(src, dst, follow_symlinks=False)
+        if not os.path.islink(dst):
+            fd = os.open(dst, os.O_RDONLY | os.O_NOFOLLOW)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
     fault_point("file-copied")
 
 
-def _fsync_tree(folder: Path) -> None:
-    """fsync every folder of a copied tree (their entries), deepest first."""
-    for dirpath, _, _ in sorted(os.walk(folder), key=lambda item: -len(item[0])):
-        fsync_dir(dirpath)
+def _copy_tree(src: str, dst: str) -> None:
+    """Copy a folder (links as links, none followed), stopping at the first error (unlike
+    ``shutil.copytree``, which tries every other file and folds the errors into one list);
+    each folder is fsynced once its entries are in."""
+    with disk_full_as_error(dst):
+        os.mkdir(dst)
+    with os.scandir(src) as entries:
+        for entry in sorted(entries, key=lambda item: item.name):
+            target = os.path.join(dst, entry.name)
+            if entry.is_dir(follow_symlinks=False):
+                _copy_tree(entry.path, target)
+            else:
+                _copy_file(entry.path, target)
+    shutil.copystat(src, dst, follow_symlinks=False)
+    fsync_dir(dst)
 
 
 def _copy_into(src: Path, dst: Path, op_id: str) -> None:
@@ -84,10 +100,10 @@ def _copy_into(src: Path, dst: Path, op_id: str) -> None:
     part = staged(dst, op_id, PART)
     if exists(part):
         remove(part)
-    dst.parent.mkdir(parents=True, exist_ok=True)
+    with disk_full_as_error(dst.parent):
+        dst.parent.mkdir(parents=True, exist_ok=True)
     if src.is_dir() and not src.is_symlink():
-        shutil.copytree(src, part, symlinks=True, copy_function=_copy_file)
-        _fsync_tree(part)
+        _copy_tree(os.fspath(src), os.fspath(part))
     else:
         _copy_file(os.fspath(src), os.fspath(part))
     fault_point("staged")
