@@ -9,6 +9,7 @@ before: each file must be exactly where the operation's semantics say, whole.
 from __future__ import annotations
 
 import datetime as _dt
+import errno
 import functools
 import hashlib
 import io
@@ -22,7 +23,7 @@ import time
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from RLA.layout import ARCHIVE_TESTER, DATA_TYPES, JOURNAL_DIR, LOG, RUN_INFO_FILE, TRASH, RunLayout
 
@@ -296,6 +297,17 @@ def kill_times(rng: random.Random, window: Tuple[float, float], kills: int) -> L
     over the moves (from the journal's appearance to 1.2 x the end)."""
     start, end = window
     return [rng.uniform(0, 1.2 * end) if i % 2 else rng.uniform(0.9 * start, 1.2 * end) for i in range(kills)]
+
+
+def cross_device(real: Callable[[Path, Path], None]) -> Callable[[Path, Path], None]:
+    """A stand-in for :func:`RLA.ops.steps._rename` as on two filesystems: only renames
+    within one folder work, any other raises ``EXDEV`` (a data-type folder linked to another
+    disk), so moves copy through the partial name and remove their source."""
+    def rename(src: Path, dst: Path) -> None:
+        if os.path.dirname(os.fspath(src)) != os.path.dirname(os.fspath(dst)):
+            raise OSError(errno.EXDEV, "Invalid cross-device link")
+        real(src, dst)
+    return rename
 
 
 def fresh(template: Path, work: Path) -> Path:

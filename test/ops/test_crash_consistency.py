@@ -7,10 +7,8 @@ taken before (RLA.ops.testing.evaluate).
 """
 from __future__ import annotations
 
-import errno
 import os
 import random
-from pathlib import Path
 
 import pytest
 
@@ -57,21 +55,12 @@ def test_random_sigkills_leave_no_split_run_and_lose_no_file(op, template, work)
         assert not outcome.bad, (i, delay, outcome.notes)
 
 
-def _cross_device(real):
-    """``_rename`` as on two filesystems: only renames within one folder work."""
-    def rename(src: Path, dst: Path) -> None:
-        if os.path.dirname(os.fspath(src)) != os.path.dirname(os.fspath(dst)):
-            raise OSError(errno.EXDEV, "Invalid cross-device link")
-        real(src, dst)
-    return rename
-
-
 @pytest.mark.timeout(240)
 @pytest.mark.parametrize("op", ["delete", "archive", "migrate --move"])
 def test_moves_across_filesystems_survive_a_stop_at_every_point(op, template, work, monkeypatch):
     """A data-type folder linked to another disk: rename fails with EXDEV, the move copies
     through the partial name and removes the source through the to-be-deleted name."""
-    monkeypatch.setattr(steps, "_rename", _cross_device(steps._rename))
+    monkeypatch.setattr(steps, "_rename", testing.cross_device(steps._rename))
     for i, fault in enumerate(["file-copied:4", "staged:1", "staged:3", "step-done:2", "step-done:7",
                                "run-done:2"]):
         outcome, status = testing.fault_trial(template, work, op, fault, "fsck" if i % 2 else "rerun")

@@ -13,7 +13,6 @@ calls, and
 """
 from __future__ import annotations
 
-import errno
 import os
 from pathlib import Path
 from typing import Any, List, Tuple
@@ -160,13 +159,7 @@ def test_a_rewritten_run_json_is_durable_before_the_journal_goes(op, db, monkeyp
 
 @pytest.mark.timeout(60)
 def test_a_move_across_filesystems_fsyncs_the_copy_before_removing_the_source(db, monkeypatch):
-    real_rename = steps._rename
-
-    def cross_device(src: Path, dst: Path) -> None:
-        if os.path.dirname(os.fspath(src)) != os.path.dirname(os.fspath(dst)):
-            raise OSError(errno.EXDEV, "Invalid cross-device link")
-        real_rename(src, dst)
-    monkeypatch.setattr(steps, "_rename", cross_device)
+    monkeypatch.setattr(steps, "_rename", testing.cross_device(steps._rename))
     plan = _plan("archive", db)
     rec = Recorder(monkeypatch)
     plan.apply()

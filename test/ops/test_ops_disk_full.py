@@ -17,7 +17,7 @@ from RLA.ops import plan_archive, plan_migrate, testing
 from rla_scripts.cli import main
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from small_disk import small_disk  # noqa: E402,F401
+from small_disk import small_disk  # noqa: F401
 
 
 @pytest.fixture
