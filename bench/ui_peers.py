@@ -44,6 +44,10 @@ RLA_TABLE = "return document.querySelectorAll('#runs-table tbody tr[data-index]'
 RLA_CHART = "return (document.body.dataset.chartsDrawn || '') !== ''"
 MLFLOW_TABLE = ("return Array.from(document.querySelectorAll('.ag-row[row-id]'))"
                 ".filter(r => !r.getAttribute('row-id').startsWith('load_more')).length > 0")
+# Above a few dozen runs TensorBoard ticks none: tick the header box (all runs the filter shows).
+TB_SELECT = ("var boxes = document.querySelectorAll('runs-selector input[type=checkbox], "
+             "metrics-runs-selector input[type=checkbox]');"
+             "if (boxes.length < 2) return false; if (!boxes[0].checked) boxes[0].click(); return true;")
 TB_LOADED = ("var c = document.querySelector('scalar-card line-chart canvas, scalar-card line-chart svg.series-view');"
              "return !!c && c.clientWidth > 0 && !document.querySelector('scalar-card mat-progress-bar');")
 Wait = Callable[[Any], bool]
@@ -101,6 +105,7 @@ def tb_shot(driver: Any) -> Tuple[int, bytes]:
 def navigate(driver: Any, url: str, check: str, limit: float) -> float:
     """Seconds from ``driver.get(url)`` until the page shows what it should.
 
+    TensorBoard's runs are ticked as soon as its run list is shown (timed, as a user's click).
     TensorBoard draws in a worker, so its chart counts as drawn at the start of the first of two
     identical screenshots of the card holding over 5,000 coloured pixels (the 100 curves; a
     half-drawn chart shows a few flat lines, and the next frame differs).
@@ -109,8 +114,9 @@ def navigate(driver: Any, url: str, check: str, limit: float) -> float:
         return timed(lambda: driver.get(url), lambda: bool(driver.execute_script(check)), limit)
     start = time.perf_counter()
     driver.get(url)
-    last, last_at = b"", 0.0
+    last, last_at, ticked = b"", 0.0, False
     while time.perf_counter() - start < limit:
+        ticked = ticked or bool(driver.execute_script(TB_SELECT))
         at = time.perf_counter()
         coloured, png = tb_shot(driver)
         if coloured > 5000 and png == last:
@@ -181,15 +187,18 @@ TB_PROBE = ("var x = new XMLHttpRequest(); x.open('GET', arguments[0] + 'data/ru
 TB_PATH = "?runFilter=charts&tagFilter=return#timeseries"
 
 
-def build(tmp: Path, size: int, mlflow_budget: float) -> Dict[str, Any]:
+def build(tmp: Path, size: int, mlflow_budget: float, mlflow_skip: Optional[str] = None) -> Dict[str, Any]:
     """The RLA data root, its TensorBoard and MLflow copies; what each cost."""
     root = tmp / "data"
     root.mkdir()
     info: Dict[str, Any] = {"runs": size, "rla_write_s": write_db(root, size)}
     info["tb_write_s"], info["tb_runs"] = write_tensorboard(root, tmp / "tb")
     info["mlflow_write_s"], info["mlflow_runs"] = None, 0
+    if mlflow_skip:
+        info["mlflow_skip"] = mlflow_skip
+        return info
     try:
-        import mlflow  # noqa: F401
+        import mlflow  # noqa: F401,F811
     except ImportError:
         info["mlflow_skip"] = "mlflow is not installed"
         return info
@@ -201,30 +210,65 @@ def build(tmp: Path, size: int, mlflow_budget: float) -> Dict[str, Any]:
     return info
 
 
-def run_size(size: int, args: argparse.Namespace, shots: Path) -> Dict[str, Any]:
-    """Every system on one generated database of ``size`` runs."""
+def mlflow_forecast(size: int, budget: float, results: Dict[int, Dict[str, Any]]) -> Optional[str]:
+    """Why ``size`` gets no MLflow store, or None to create it.
+
+    Sizes up to 2,000 are always created; a larger one is skipped when the rate of an earlier
+    creation says it would exceed ``budget`` (otherwise :func:`write_mlflow` still probes it).
+    """
+    rates = [r["mlflow_write_s"] / r["mlflow_runs"] for r in results.values() if r.get("mlflow_write_s")]
+    if size <= 2000 or not rates:
+        return None
+    forecast = max(rates) * (size + 100)
+    if forecast <= budget:
+        return None
+    return (f"store not created: {size + 100:,} runs at the {max(rates):.2f} s/run measured at a smaller "
+            f"size would take ~{forecast / 60:.0f} min, over the {budget / 60:.0f} min cap")
+
+
+def attempt(label: str, fn: Callable[[], Dict[str, Any]]) -> Dict[str, Any]:
+    """``fn()``, or ``{"error": ...}`` when the system could not show the page (the table says so)."""
+    try:
+        result = fn()
+    except Exception as exc:  # a peer that cannot load a size is a result, not a crash
+        result = {"error": f"{type(exc).__name__}: {exc}".splitlines()[0][:200]}
+    print(f"{label}: {json.dumps(result)}", flush=True)
+    return result
+
+
+def prepared(workdir: Path, size: int, args: argparse.Namespace, results: Dict[int, Dict[str, Any]]) -> Dict[str, Any]:
+    """The data of ``workdir`` (``build.json`` says what it cost), built there first if missing."""
+    saved = workdir / "build.json"
+    if saved.exists():
+        return json.loads(saved.read_text())
+    out = build(workdir, size, args.mlflow_budget, mlflow_forecast(size, args.mlflow_budget, results))
+    saved.write_text(json.dumps(out))
+    return out
+
+
+def run_size(size: int, args: argparse.Namespace, shots: Path, results: Dict[int, Dict[str, Any]]) -> Dict[str, Any]:
+    """Every system on one generated database of ``size`` runs (in ``--workdir/<size>`` if given)."""
     with tempfile.TemporaryDirectory(prefix="rla-ui-peers-") as name:
-        tmp = Path(name)
-        out = build(tmp, size, args.mlflow_budget)
+        tmp = args.workdir / str(size) if args.workdir else Path(name)
+        tmp.mkdir(parents=True, exist_ok=True)
+        out = prepared(tmp, size, args, results)
         print(f"{size} runs written: {json.dumps(out)}", flush=True)
-        env = dict(os.environ, PYTHONPATH=str(REPO))
         reps = dict(cold_reps=args.cold_reps, warm_reps=args.warm_reps, limit=args.limit)
-        rla = rla_server(tmp / "data", env)
-        stop_rla = __import__("conftest").stop_server
-        out["rla_table"] = measure(rla, stop_rla, "#/runs", RLA_TABLE, shot=shots / f"rla_table_{size}.png", **reps)
-        out["rla_chart"] = measure(rla, stop_rla, "#/charts?task=charts&metric=return&group=lr&band=ci", RLA_CHART,
-                                   shot=shots / f"rla_chart_{size}.png", **reps)
-        print(f"{size} RLA: {json.dumps({k: out[k] for k in ('rla_table', 'rla_chart')})}", flush=True)
-        out["tb_chart"] = measure(tb_server(tmp / "tb", shots / "tensorboard.log"), stop_peer, TB_PATH, "tb",
-                                  shot=shots / f"tb_chart_{size}.png", probe=TB_PROBE, **reps)
-        print(f"{size} TensorBoard: {json.dumps(out['tb_chart'])}", flush=True)
+        rla, stop_rla = rla_server(tmp / "data", dict(os.environ, PYTHONPATH=str(REPO))), __import__("conftest").stop_server
+        out["rla_table"] = attempt(f"{size} RLA table", lambda: measure(
+            rla, stop_rla, "#/runs", RLA_TABLE, shot=shots / f"rla_table_{size}.png", **reps))
+        out["rla_chart"] = attempt(f"{size} RLA chart", lambda: measure(
+            rla, stop_rla, "#/charts?task=charts&metric=return&group=lr&band=ci", RLA_CHART,
+            shot=shots / f"rla_chart_{size}.png", **reps))
+        out["tb_chart"] = attempt(f"{size} TensorBoard", lambda: measure(
+            tb_server(tmp / "tb", shots / "tensorboard.log"), stop_peer, TB_PATH, "tb",
+            shot=shots / f"tb_chart_{size}.png", probe=TB_PROBE, **reps))
         if out.get("mlflow_skip") is None:
             from mlflow.tracking import MlflowClient
             exp = MlflowClient(tracking_uri=f"sqlite:///{tmp / 'mlflow.db'}").get_experiment_by_name("bench")
-            out["mlflow_table"] = measure(mlflow_server(tmp / "mlflow.db", shots / "mlflow.log"), stop_peer,
-                                          f"#/experiments/{exp.experiment_id}/runs", MLFLOW_TABLE,
-                                          shot=shots / f"mlflow_table_{size}.png", **reps)
-            print(f"{size} MLflow: {json.dumps(out['mlflow_table'])}", flush=True)
+            out["mlflow_table"] = attempt(f"{size} MLflow", lambda: measure(
+                mlflow_server(tmp / "mlflow.db", shots / "mlflow.log"), stop_peer,
+                f"#/experiments/{exp.experiment_id}/runs", MLFLOW_TABLE, shot=shots / f"mlflow_table_{size}.png", **reps))
         return out
 
 
@@ -255,6 +299,10 @@ def table(results: Dict[int, Dict[str, Any]]) -> str:
                              f"{r.get('mlflow_skip', 'failed')} | - | {spread(r[mine]['warm'])} | - | - |")
                 continue
             a, b = r[mine], r[peer]
+            if "error" in a or "error" in b:
+                lines.append(f"| {size:,} | {label} | {a.get('error') or spread(a['cold'])} | "
+                             f"could not show it: {b.get('error', '-')} | - | - | - | - |")
+                continue
             lines.append(f"| {size:,} | {label} | {spread(a['cold'])} | {spread(b['cold'])} | "
                          f"{ratio(b['cold'], a['cold'])} | {spread(a['warm'])} | {spread(b['warm'])} | "
                          f"{ratio(b['warm'], a['warm'])} |")
@@ -270,19 +318,23 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--warm-reps", type=int, default=3)
     parser.add_argument("--limit", type=float, default=300.0, help="seconds one page may take")
     parser.add_argument("--mlflow-budget", type=float, default=600.0, help="seconds to create its store")
+    parser.add_argument("--workdir", type=Path, help="keep (and reuse) each size's data in <workdir>/<size>")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "ui_peers.json")
     parser.add_argument("--shots", type=Path, default=Path(tempfile.gettempdir()) / "rla-ui-peers-shots")
     args = parser.parse_args(argv)
     args.shots.mkdir(parents=True, exist_ok=True)
     results: Dict[int, Dict[str, Any]] = {}
+    if args.out.exists():  # sizes measured by an earlier invocation are kept
+        earlier = json.loads(args.out.read_text())
+        results = {int(k): dict(v, machine=v.get("machine", earlier.get("machine"))) for k, v in earlier["results"].items()}
     for size in args.sizes:
         try:
-            results[size] = run_size(size, args, args.shots)
+            results[size] = run_size(size, args, args.shots, results)
+            results[size]["machine"] = machine_info(("tensorboard", "mlflow", "selenium"))
         except Exception as exc:  # a size that fails is reported, the sizes before it are kept
             print(f"{size} runs: failed: {exc!r}", flush=True)
             break
-        args.out.write_text(json.dumps({"machine": machine_info(("tensorboard", "mlflow", "selenium")),
-                                        "results": results}, indent=1))
+        args.out.write_text(json.dumps({"results": results}, indent=1))
     print(table(results))
     return 0
 
