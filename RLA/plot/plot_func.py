@@ -16,6 +16,7 @@ import numpy as np
 from RLA.errors import RLAError, RunNotFoundError
 from RLA.fs import atomic_write_text, plain
 from RLA.plot.checks import check_split_keys, check_tasks, with_task_key
+from RLA.plot.final import final_scores
 from RLA.plot.grouping import default_key_to_legend, group_runs
 from RLA.plot.original_shape import original_scores
 from RLA.plot.resample import check_points, common_grid, split_xy, stack
@@ -236,12 +237,7 @@ def plot_func(data_root: Union[str, os.PathLike], task_table_name: Optional[str]
             for i in range(grid.size):
                 csv_rows.append(",".join([_cell(metric), _cell(group.legend), str(len(data))]
                                          + [_number(v) for v in (grid[i], center[i], low[i], high[i], n_at[i])]))
-            start = grid[0] + (grid[-1] - grid[0]) * (1 - final_window)
-            window = grid >= start
-            import warnings
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)
-                scores = np.nanmean(raw[:, window], axis=1)
+            scores, start = final_scores(raw, grid, final_window)
             summary = final_stats(scores, bootstrap_samples, seed)
             if summary["n"] < len(data):
                 notes.append(f"{metric}: {group.legend!r}: {len(data) - summary['n']} runs end before the final "

@@ -60,13 +60,16 @@ def escape_frame(frame: Any) -> Any:
 def run(args: argparse.Namespace) -> int:
     from RLA.query import rows_to_frame
     from RLA.query.table import count_text
-    from rla_scripts.commands import _listing
+    from rla_scripts.commands import _list_groups, _listing
 
+    _list_groups.check_options(args)
     data_root = resolve_data_root(args.data_root, new_ok=True)
     archived = None if args.all else args.archived
     selection = _listing.select_or_nothing(args, data_root, archived)
     if selection is None:
         _listing.note_new_root(data_root)
+    if args.group_by:
+        return _list_groups.show(args, list(selection.runs) if selection else [], _listing.terminal_width(args.width))
     frame = _listing.sort_runs(rows_to_frame(selection.runs if selection else []), args.sort)
     total = len(frame)
     if args.limit:
@@ -94,7 +97,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_selection(parser)
     parser.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
     parser.add_argument("--columns", help="comma-separated columns to show")
-    parser.add_argument("--metrics", nargs="+", metavar="M", help="add last(M) columns to the table")
+    parser.add_argument("--metrics", nargs="+", metavar="M",
+                        help="add last(M) columns to the table (with --group-by: M's final statistics per group)")
     parser.add_argument("--sort", metavar="COLUMN",
                         help="sort by columns, comma-separated; -COL descending (--sort -seed or --sort=-seed); "
                              "default: newest first")
@@ -107,4 +111,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--verify", action="store_true",
                         help="check every folder and every run's files now instead of trusting the index "
                              "(finds hand edits of ended runs at once)")
+    from rla_scripts.commands._list_groups import add_options
+    add_options(parser)
     parser.set_defaults(func=run)
