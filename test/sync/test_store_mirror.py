@@ -185,3 +185,23 @@ def test_an_object_replaced_after_the_listing_is_not_read(s3_bucket: S3Box, tmp_
         sink = io.BytesIO()
         transport.read("/d/f.txt", sink, 0)
         assert sink.getvalue() == b"renamed"
+
+
+def test_the_listing_is_one_request_per_1000_keys(s3_bucket: S3Box, tmp_path: Path) -> None:
+    """A run of 1,100 log files: the warm refresh sends two pages for log, one for code and archive_tester."""
+    import concurrent.futures
+
+    source, settings = _store(s3_bucket, tmp_path, runs=1)
+    run = next(iter(iter_run_dirs(source)))
+    client = s3_bucket.boto()
+    base = f"lab/{run.log_dir.relative_to(source).as_posix()}/many"
+
+    def put(i: int) -> None:
+        client.put_object(Bucket=s3_bucket.bucket, Key=f"{base}/f{i:04d}.txt", Body=b"%d" % i)
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        list(pool.map(put, range(1100)))
+    cache = tmp_path / "cache"
+    _refresh(s3_bucket, settings, cache)
+    assert (cache / run.log_dir.relative_to(source) / "many" / "f1099.txt").read_bytes() == b"1099"
+    assert _refresh(s3_bucket, settings, cache).requests() == {"head_bucket": 1, "list_objects_v2": 4}
