@@ -139,3 +139,35 @@ def test_a_real_rla_process_stopped_or_killed_is_repaired_whole(template, work, 
         child.wait(timeout=60)
         testing.repair(root, "archive", "rerun")
         assert not testing.evaluate("archive", root, before).bad
+
+
+
+def _stopped(template, work, op):
+    """A fresh database whose ``op`` stopped after 3 data types (its journal pending)."""
+    root = testing.fresh(template, work)
+    before = {run: testing.manifest_of(run) for run in testing._runs(root)}
+    testing.wait(testing.fork_op(root, op, "step-done:3"))
+    return root, before
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("op", ["delete", "archive --copy", "migrate --move"])
+def test_random_sigkills_of_the_repair_itself_are_repaired_by_the_next_one(op, template, work):
+    """`rla fsck --repair` of an interrupted operation, SIGKILLed at a random time of its own
+    (10 times), then a last repair: every run whole where the operation sends it."""
+    import signal
+    import time
+    root, _ = _stopped(template, work, op)
+    start = time.monotonic()
+    testing.wait(testing.fork_cli(root, ["fsck", "--repair"]))
+    took = time.monotonic() - start
+    rng = random.Random(f"repair-{op}")
+    for _ in range(10):
+        root, before = _stopped(template, work, op)
+        child = testing.fork_cli(root, ["fsck", "--repair"])
+        time.sleep(rng.uniform(0, took))
+        os.kill(child, signal.SIGKILL)  # a zombie until waited for: never ProcessLookupError
+        testing.wait(child)
+        testing.repair(root, op, "fsck")
+        outcome = testing.evaluate(op, root, before)
+        assert not outcome.bad and outcome.done == RUNS, outcome.notes
