@@ -42,6 +42,9 @@ def list_runs(data_root: Union[str, os.PathLike], task: Optional[str] = None,
     n_rows, param_source, name, log_dir``, then each hyper-parameter (typed; dotted names for
     nested ones), then ``last(m)``, ``min(m)``, ``max(m)`` for each scalar ``m``. The list
     of skipped broken runs is in ``frame.attrs['skipped']`` (and emitted as warnings).
+    The frame is a :class:`RLA.query.display.RunFrame`: a ``pandas.DataFrame`` whose notebook
+    view puts the index, status, start time, varying hyper-parameters and ``last(m)`` first,
+    shows times to the second and leaves out columns empty for every run.
 
     Runs created, deleted, archived or moved always show at once, and so do a running run's
     new rows. A run whose ``run.json`` says it ended and whose files have not changed for a
@@ -59,7 +62,9 @@ def list_runs(data_root: Union[str, os.PathLike], task: Optional[str] = None,
                             until=until, status=status, archived=archived,
                             include_broken=include_broken, verify=verify, limit=limit, offset=offset)
     warn_skipped(selection)
-    frame = rows_to_frame(selection.runs, stats, columns)
+    from RLA.query.display import as_run_frame  # a DataFrame whose notebook view reads well
+
+    frame = as_run_frame(rows_to_frame(selection.runs, stats, columns))
     frame.attrs["skipped"] = list(selection.skipped)
     return frame
 
