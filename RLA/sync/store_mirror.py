@@ -247,6 +247,31 @@ def _drop(cache: Path, rel: str) -> bool:
     return True
 
 
+def _mark_changed(cache: Path, fetched: List[RunLayout], removed: List[str], runs: Dict[str, StoreRun]) -> None:
+    """Tell the query's index which cached runs changed in place (fetched or removed files).
+
+    The index trusts a settled run until its periodic re-check; a run the refresh rewrote
+    must be read again at the next query.
+    """
+    from RLA.query.catalog import mark_changed
+
+    touched = {run.relative: run for run in fetched}
+    if removed:
+        folders: Dict[str, RunLayout] = {}
+        for run in runs.values():
+            local = run.remote.moved(data_root=cache)
+            for data_type in {key.partition("/")[0] for key in run.files}:
+                folders[_rel(local, local.path(data_type))] = local
+        for rel in removed:
+            parts = rel.split("/")
+            owner = next((folders[p] for p in ("/".join(parts[:i]) for i in range(1, len(parts))) if p in folders),
+                         None)
+            if owner is not None:
+                touched.setdefault(owner.relative, owner)
+    if touched:
+        mark_changed(cache, list(touched.values()))
+
+
 def mirror(transport: Transport, remote_root: str, cache: Path, data_types: Sequence[str], max_size: int,
            refuse: Refuse, where: str = "") -> MirrorResult:
     """Bring ``cache`` up to date with the runs below ``remote_root`` (see the module's doc).
@@ -276,11 +301,14 @@ def mirror(transport: Transport, remote_root: str, cache: Path, data_types: Sequ
         if steps:
             jobs.append((run, local, steps, there))
 
+    changed: Dict[str, RunLayout] = {}
+
     def done(job: Job, outcome: object) -> None:
         run, local, _steps, _there = job
         for key in [*outcome.received, *outcome.fetched]:  # type: ignore[attr-defined]
             records[_rel(local, _cached_path(local, key))] = run.files[key].record()
             result.fetched.append(f"{run.remote.relative} {key}")
+            changed[local.relative] = local
         result.skipped += len(outcome.skipped)  # type: ignore[attr-defined]
 
     try:
@@ -291,6 +319,7 @@ def mirror(transport: Transport, remote_root: str, cache: Path, data_types: Sequ
                                                "files": {**recorded, **records}}, durable=False)
         raise
     result.removed = [rel for rel in sorted(set(recorded) - set(records)) if _drop(cache, rel)]
+    _mark_changed(cache, list(changed.values()), result.removed, runs)
     atomic_write_json(cache / STATE_FILE, {"version": STATE_VERSION, "where": where,
                                            "listed_at": result.listed_at, "files": records}, durable=False)
     return result

@@ -205,3 +205,30 @@ def test_the_listing_is_one_request_per_1000_keys(s3_bucket: S3Box, tmp_path: Pa
     _refresh(s3_bucket, settings, cache)
     assert (cache / run.log_dir.relative_to(source) / "many" / "f1099.txt").read_bytes() == b"1099"
     assert _refresh(s3_bucket, settings, cache).requests() == {"head_bucket": 1, "list_objects_v2": 4}
+
+
+def test_a_settled_run_changed_on_the_store_is_seen_at_once(s3_bucket: S3Box, tmp_path: Path) -> None:
+    """The refresh tells the index which cached runs it rewrote: a finished run's new run.json is not trusted away."""
+    import json
+    import subprocess
+    import sys
+
+    source, settings = _store(s3_bucket, tmp_path, runs=2)
+    cache = tmp_path / "cache"
+    _refresh(s3_bucket, settings, cache)
+    runs = sorted(iter_run_dirs(source), key=lambda r: r.relative)
+    assert set(list_runs(cache)["status"]) == {"finished"}  # the index now trusts both settled runs
+    meta = json.loads((runs[0].log_dir / "run.json").read_text())
+    meta["status"] = "crashed"
+    key = f"lab/{(runs[0].log_dir / 'run.json').relative_to(source).as_posix()}"
+    s3_bucket.boto().put_object(Bucket=s3_bucket.bucket, Key=key, Body=json.dumps(meta).encode())
+    with open(runs[1].log_dir / "progress.csv", "a") as handle:  # grown in place in the cache (a tail fetch)
+        handle.write("30,1000.0\n")
+    RunSyncer(settings, source).push([runs[1]])
+    _refresh(s3_bucket, settings, cache)
+    code = ("import sys, json; from RLA.query import list_runs; f = list_runs(sys.argv[1]); "
+            "print(json.dumps(dict(zip(f['index'], zip(f['status'], f['n_rows'].astype(int))))))")
+    out = subprocess.run([sys.executable, "-c", code, str(cache)], capture_output=True, text=True, timeout=120,
+                         check=True).stdout  # a new process: it trusts what the index says is settled
+    status = json.loads(out.strip().splitlines()[-1])
+    assert status == {runs[0].index: ["crashed", 30], runs[1].index: ["finished", 31]}
