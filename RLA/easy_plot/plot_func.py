@@ -5,8 +5,9 @@
 ``YYYY/MM/DD/<name>`` inside it, as in the original; ``param_keys`` split the runs into
 curves, ``value_keys`` are the metrics. The figure goes to
 ``<data_root>/results/easy_plot/<task>/<save_name>`` and the original's pair
-``(g2lf, score_results)`` is returned. Fixed: the figure is not shown (pass ``show=True``),
-and no ``progress-[...].csv`` cache is written into the database.
+``(g2lf, score_results)`` is returned. ``y_bound`` clips and ``remove_outlier``
+drops outliers per run as the original did. Fixed: the figure is not shown (pass
+``show=True``), and no ``progress-[...].csv`` cache is written into the database.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from RLA.easy_plot.plot_util import word_replace
 from RLA.errors import RLAError
 from RLA.plot import default_key_to_legend
 from RLA.plot import plot_func as _plot_func
+from RLA.plot.outliers import ValueFilter
 
 
 def split_prefix_dir(prefix_dir: str) -> tuple[Path, str]:
@@ -49,18 +51,16 @@ def plot_res_func(prefix_dir: str, regs: Sequence[str], param_keys: Sequence[str
                   verbose: bool = True, *args: Any, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     """Plot the runs matching ``regs`` under ``prefix_dir``; returns ``(g2lf, score_results)``.
 
-    ``y_bound`` is accepted and unused, as in the original. ``replace_legend_keys`` gives one
+    As in the original, each run's values above ``y_bound`` are clipped to ``y_bound`` and
+    ``remove_outlier=True`` drops the rows whose z-score within the run is 10 or more (both
+    before ``scale_dict``; see :mod:`RLA.plot.outliers`). ``replace_legend_keys`` gives one
     legend per reg (the original's manual legend mode).
 
     Raises:
-        RLAError: ``remove_outlier=True`` (not offered: drop bad rows with a ``where=`` filter or
-        ``scale_dict``), a bad ``prefix_dir`` or option; RunNotFoundError: nothing matched.
+        RLAError: a bad ``prefix_dir`` or option; RunNotFoundError: nothing matched.
     """
-    del y_bound, args
-    if remove_outlier:
-        raise RLAError("plot_res_func(remove_outlier=True) is not offered", expected="remove_outlier=False",
-                       found="remove_outlier=True", fix="filter runs with where='...' or clip values with "
-                       "scale_dict={metric: lambda y: y.clip(lo, hi)}")
+    del args
+    value_filter = ValueFilter(y_bound=y_bound, remove_outlier=bool(remove_outlier))
     data_root, task = split_prefix_dir(prefix_dir)
     regs = [reg.lstrip("/") for reg in ([regs] if isinstance(regs, str) else regs)]
     result = _plot_func(data_root, task, regs, list(param_keys), list(value_keys), use_buf=use_buf, verbose=verbose,
@@ -68,7 +68,8 @@ def plot_res_func(prefix_dir: str, regs: Sequence[str], param_keys: Sequence[str
                         scale_dict=scale_dict, regs2legends=replace_legend_keys,
                         key_to_legend_fn=key_to_legend_fn or default_key_to_legend, save_name=save_name,
                         save_dir=data_root / OTHER_RESULTS / "easy_plot" / task, resample=resample,
-                        smooth_step=smooth_step, **kwargs)
+                        smooth_step=smooth_step, value_filter=value_filter if value_filter.active else None,
+                        **kwargs)
     return result.g2lf, result.score_results  # type: ignore[attr-defined]  # set by RLA.plot
 
 

@@ -104,7 +104,9 @@ def plot_func(data_root: Union[str, os.PathLike], task_table_name: Optional[str]
               x_bound: Union[None, float, Tuple[float, float]] = None, summarize_res: bool = False,
               legend_outside: bool = False, use_marker: bool = False, markers: Optional[Sequence[str]] = None,
               legend_ncol: Optional[int] = None, skip_legend: bool = False, rescale_idx: Optional[float] = None,
-              all_tasks: bool = False, **kwargs: Any) -> PlotResult:
+              all_tasks: bool = False, value_filter: Optional[Callable[[np.ndarray, np.ndarray],
+                                                                         Tuple[np.ndarray, np.ndarray]]] = None,
+              **kwargs: Any) -> PlotResult:
     """Plot grouped learning curves of the runs matched by ``regs`` in ``task_table_name``.
 
     Args:
@@ -144,6 +146,8 @@ def plot_func(data_root: Union[str, os.PathLike], task_table_name: Optional[str]
             and marker options; rescale_idx: relabel x to ``[0, rescale_idx]``.
         all_tasks: with ``task_table_name=None`` over runs of several tasks, group by task
             too (one curve per task and split-key values) instead of refusing.
+        value_filter: ``fn(x, y) -> (x, y)`` applied to each run's values before ``scale_dict``
+            (the v1 face's ``y_bound`` / ``remove_outlier``: :class:`RLA.plot.outliers.ValueFilter`).
 
     Returns:
         :class:`PlotResult` — unpacks as ``(legends, stats)``.
@@ -216,6 +220,8 @@ def plot_func(data_root: Union[str, os.PathLike], task_table_name: Optional[str]
             if not data:
                 notes.append(f"{metric}: group {group.legend!r} has no data")
                 continue
+            if value_filter is not None:
+                data = [value_filter(x, y) for x, y in data]
             if fn is not None:
                 data = [(x, np.asarray(fn(y), dtype=float)) for x, y in data]
             grid = common_grid(data, points, vary_len_plot)
