@@ -68,3 +68,11 @@ def test_value_filter_clips_before_the_z_score_and_is_one_sided():
     assert 6 in fx and 5 in fx  # clipped first: the high spike is 2.0, the low one is never dropped
     fx, _ = ValueFilter()(x, y)
     assert fx.size == 200 and not ValueFilter().active
+
+
+def test_value_filter_uses_the_sample_std_like_pandas():
+    """102 rows: 0, a spike of 1.0 and 0.0173 -> z 9.9990 with pandas' std (kept), 10.048 with ddof 0."""
+    y = np.zeros(102)
+    y[0], y[1] = 1.0, 0.0173
+    fx, _ = ValueFilter(remove_outlier=True)(np.arange(102.0), y)
+    assert fx.size == 102
