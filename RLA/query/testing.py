@@ -177,3 +177,21 @@ def make_crafted_runs(data_root: os.PathLike, task: str = "crafted",
         CRAFTED[name][0](layout)
         bad[name] = layout
     return good, bad
+
+
+def age_tree(root: os.PathLike, seconds_ago: Optional[float] = None) -> None:
+    """Set every file and folder under ``root`` (the index file aside) to an old mtime.
+
+    Runs then count as settled and listings as trusted, as in a database left alone for a while.
+    The default age is ten settle periods (:data:`RLA.query.warm.SETTLE_S`).
+    """
+    import time
+
+    from RLA.query.warm import SETTLE_S
+
+    when = time.time() - (10 * SETTLE_S if seconds_ago is None else seconds_ago)
+    for dirpath, _, filenames in os.walk(root, topdown=False):
+        for name in filenames:
+            if not name.startswith(".rla_index"):
+                os.utime(os.path.join(dirpath, name), (when, when))
+        os.utime(dirpath, (when, when))

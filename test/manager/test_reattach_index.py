@@ -1,25 +1,11 @@
 """A run continued in place (reattach: a requeued job, a restored trial) shows as running at once."""
 from __future__ import annotations
 
-import os
-import time
-from pathlib import Path
-
 import pytest
 
 from RLA.manager.experiment import ExperimentManager
 from RLA.query import list_runs
-from RLA.query.warm import SETTLE_S
-
-OLD = time.time() - 10 * SETTLE_S
-
-
-def age_tree(root: Path) -> None:
-    for dirpath, _, filenames in os.walk(root, topdown=False):
-        for name in filenames:
-            if not name.startswith(".rla_index"):
-                os.utime(os.path.join(dirpath, name), (OLD, OLD))
-        os.utime(dirpath, (OLD, OLD))
+from RLA.query.testing import age_tree
 
 
 @pytest.mark.timeout(120)

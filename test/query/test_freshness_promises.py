@@ -18,6 +18,7 @@ import pytest
 
 from RLA.layout import INDEX_DB
 from RLA.query import list_runs
+from RLA.query.testing import age_tree as shared_age_tree
 from RLA.query.testing import make_run, write_progress
 from RLA.query.warm import SETTLE_S
 
@@ -25,11 +26,7 @@ OLD = time.time() - 10 * SETTLE_S
 
 
 def age_tree(root: Path) -> None:
-    for dirpath, dirnames, filenames in os.walk(root, topdown=False):
-        for name in filenames:
-            if not name.startswith(".rla_index"):
-                os.utime(os.path.join(dirpath, name), (OLD, OLD))
-        os.utime(dirpath, (OLD, OLD))
+    shared_age_tree(root, time.time() - OLD)
 
 
 def rla(env: dict, *args: str) -> subprocess.CompletedProcess:

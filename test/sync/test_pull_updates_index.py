@@ -2,28 +2,14 @@
 from __future__ import annotations
 
 import datetime as dt
-import os
-import time
-from pathlib import Path
 
 import pytest
 
 from RLA.query import list_runs
-from RLA.query.testing import make_run, write_progress
-from RLA.query.warm import SETTLE_S
+from RLA.query.testing import age_tree, make_run, write_progress
 from RLA.sync.syncer import RunSyncer
 
 from sync_helpers import settings
-
-OLD = time.time() - 10 * SETTLE_S
-
-
-def age_tree(root: Path) -> None:
-    for dirpath, _, filenames in os.walk(root, topdown=False):
-        for name in filenames:
-            if not name.startswith(".rla_index"):
-                os.utime(os.path.join(dirpath, name), (OLD, OLD))
-        os.utime(dirpath, (OLD, OLD))
 
 
 @pytest.mark.timeout(120)
