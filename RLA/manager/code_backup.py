@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
-from typing import IO, Iterable, Iterator, List, Optional, Pattern, Sequence
+from typing import IO, Callable, Iterable, Iterator, List, Optional, Pattern, Sequence, Tuple
 
 from RLA.errors import ConfigError
 from RLA.fs import atomic_file
@@ -12,6 +12,9 @@ from RLA.redaction import MARKER, RedactionPolicy, spans
 
 #: Never copied whatever the rules say: VCS internals and Python caches.
 ALWAYS_SKIPPED_DIRS = {".git", ".hg", ".svn", "__pycache__", ".pytest_cache", ".mypy_cache", ".trash"}
+#: The unanchored ``.gitignore`` lines older versions of ``rla init`` wrote.
+LEGACY_RLA_RULES = ("**/archive_tester/**", "**/checkpoint/**", "**/code/**", "**/results/**",
+                    "**/log/**", "**/arc/**", "**/replay/**")
 
 
 class IgnoreRules:
@@ -25,10 +28,15 @@ class IgnoreRules:
         import pathspec
 
         self._specs = []
+        #: ``(path, rule)`` of each project path left out only by an unanchored rule an older
+        #: ``rla init`` wrote (``**/log/**``...): a source folder named like a data type.
+        self.rla_rule_hits: List[Tuple[Path, str]] = []
         for ignore_file in ignore_files:
             lines = Path(ignore_file).read_text(encoding="utf-8", errors="replace").splitlines()
             spec = pathspec.GitIgnoreSpec.from_lines(lines)
-            self._specs.append((Path(ignore_file).resolve().parent, spec))
+            legacy = [line.strip() for line in lines if line.strip() in LEGACY_RLA_RULES]
+            others = pathspec.GitIgnoreSpec.from_lines([line for line in lines if line.strip() not in legacy])
+            self._specs.append((Path(ignore_file).resolve().parent, spec, legacy, others))
 
     def ignored(self, path: Path, is_dir: bool, root: Optional[Path] = None) -> bool:
         """Whether ``path`` (absolute) is excluded by any of the rule files.
@@ -36,7 +44,7 @@ class IgnoreRules:
         ``root``: a folder the user listed explicitly although the rules ignore it (e.g. a
         ``build/lib`` in lib mode); paths below it are matched relative to it.
         """
-        for base, spec in self._specs:
+        for base, spec, legacy, others in self._specs:
             try:
                 rel = path.resolve().relative_to(root or base).as_posix()
             except ValueError:
@@ -44,6 +52,11 @@ class IgnoreRules:
             if is_dir:
                 rel += "/"
             if spec.match_file(rel):
+                if legacy and not others.match_file(rel):
+                    import pathspec
+
+                    rule = next(r for r in legacy if pathspec.GitIgnoreSpec.from_lines([r]).match_file(rel))
+                    self.rla_rule_hits.append((path, rule))
                 return True
         return False
 
@@ -60,8 +73,9 @@ def _copy_tree(src: Path, dst: Path, rules: IgnoreRules, skip: Iterable[Path], p
         kept = []
         for name in sorted(dirnames):
             full = here / name
-            if name in ALWAYS_SKIPPED_DIRS or rules.ignored(full, True, root) or \
-                    any(full.resolve() == s or s in full.resolve().parents for s in skip):
+            if name in ALWAYS_SKIPPED_DIRS or \
+                    any(full.resolve() == s or s in full.resolve().parents for s in skip) or \
+                    rules.ignored(full, True, root):
                 continue
             kept.append(name)
         dirnames[:] = kept
@@ -140,7 +154,8 @@ def copy_redacted(src: Path, target: Path, policy: RedactionPolicy, chunk_size: 
 def backup_code(code_dir: Path, project_root: Path, mode: str, backup_dirs: Sequence[str],
                 lib_dir: str, ignore_files: Sequence[Path], run_files: Sequence[Path],
                 skip: Sequence[Path] = (), secrets: Sequence[str] = (),
-                redaction: Optional[RedactionPolicy] = None) -> List[Path]:
+                redaction: Optional[RedactionPolicy] = None,
+                warn: Optional[Callable[[str], None]] = None) -> List[Path]:
     """Copy the code of a run.
 
     Args:
@@ -154,6 +169,8 @@ def backup_code(code_dir: Path, project_root: Path, mode: str, backup_dirs: Sequ
         skip: folders never copied (e.g. the data root when it lies inside the project).
         secrets: more values replaced by ``<redacted>`` (every form) in every copied file.
         redaction: the run's redaction policy (default: one knowing only ``secrets``).
+        warn: told about each project path left out only by an unanchored rule of an older
+            ``rla init`` (e.g. ``src/log/`` by ``**/log/**``): such code is missing from git too.
 
     Returns:
         The copied files.
@@ -192,6 +209,11 @@ def backup_code(code_dir: Path, project_root: Path, mode: str, backup_dirs: Sequ
             raise ConfigError(f"run_file {run_file} does not exist", expected="the path of an existing script",
                               found="no such file", fix="pass run_file=__file__ or a correct path")
         copied.append(copy_redacted(run_file, code_dir / run_file.name, policy))
+    if warn is not None:
+        for path, rule in rules.rla_rule_hits:
+            warn(f"{path} is left out of git and of the code snapshot by the .gitignore rule {rule!r} "
+                 "an older `rla init` wrote; run `rla init` to replace it by one anchored entry for "
+                 "the data root")
     return copied
 
 

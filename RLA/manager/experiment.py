@@ -446,7 +446,7 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
         backup_code(code_dir, project_root, self.config.backup_code_by, self.config.backup.backup_code_dir,
                     self.config.backup.lib_dir,
                     default_ignore_files(project_root, self.config.backup.ignore_code_paths, self._ignore_file_path),
-                    self._run_file, skip=[self.data_root], redaction=self.redaction)
+                    self._run_file, skip=[self.data_root], redaction=self.redaction, warn=self.warn)
         facts, diff, untracked = git_facts(project_root)
         if facts is not None:
             text = self.redaction.redact_text
