@@ -9,6 +9,7 @@ One sweep (lr x seed, 8 steps, a checkpoint every 2 steps) runs once per module:
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, Dict, List
@@ -41,7 +42,10 @@ class StopOneTrial(tune.schedulers.FIFOScheduler):
 def sweep(tmp_path_factory: pytest.TempPathFactory) -> Dict[str, Any]:
     base = tmp_path_factory.mktemp("tune")
     ray.cloudpickle.register_pickle_by_value(_tune_trial)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    # Loopback only, and no usage report to Ray's servers (tests send no traffic off this machine).
+    saved = os.environ.get("RAY_USAGE_STATS_ENABLED")
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
     try:
         space = {"lr": tune.grid_search([0.1, 0.2]), "seed": tune.grid_search([0, 1]),
                  "fail_marker": str(base / "failed-once")}
@@ -55,6 +59,10 @@ def sweep(tmp_path_factory: pytest.TempPathFactory) -> Dict[str, Any]:
         results = tuner.fit()
     finally:
         ray.shutdown()
+        if saved is None:
+            os.environ.pop("RAY_USAGE_STATS_ENABLED", None)
+        else:
+            os.environ["RAY_USAGE_STATS_ENABLED"] = saved
     return {"root": base / "data", "results": results}
 
 
