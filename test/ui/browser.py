@@ -30,7 +30,12 @@ def start(width: int = 1400, height: int = 900) -> Any:
     options.binary_location = CHROMIUM
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
                 f"--window-size={width},{height}", "--disable-extensions", "--no-first-run",
-                "--hide-scrollbars", "--force-device-scale-factor=1"):
+                "--hide-scrollbars", "--force-device-scale-factor=1",
+                # no traffic off this machine: no updater, sync or pings, and every host name
+                # but the loopback ones fails to resolve
+                "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                "--disable-default-apps", "--disable-domain-reliability", "--no-pings",
+                "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1"):
         options.add_argument(arg)
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     driver.set_page_load_timeout(30)
