@@ -14,6 +14,7 @@ import pytest
 from demo_data import IMG, IMG_METRIC, SCRIPT
 
 pytest.importorskip("selenium", reason="browser tests need selenium (test extra)")
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -21,7 +22,10 @@ WAIT = 20
 
 
 def wait(driver, predicate, message):
-    return WebDriverWait(driver, WAIT, poll_frequency=0.1).until(lambda d: predicate(d), message)
+    # The table re-renders while we poll (live status refresh): an element read from the old
+    # rendering is stale, which only means "poll again".
+    return WebDriverWait(driver, WAIT, poll_frequency=0.1,
+                         ignored_exceptions=(StaleElementReferenceException,)).until(lambda d: predicate(d), message)
 
 
 def rows(driver):
