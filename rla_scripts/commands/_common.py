@@ -80,6 +80,14 @@ def add_data_root(parser: argparse.ArgumentParser) -> None:
                              "rla_config.yaml)")
 
 
+def add_one_run(parser: argparse.ArgumentParser) -> None:
+    """``RUN``, ``--task``, ``--archived`` and ``--data-root``: the options that name one run."""
+    parser.add_argument("run", metavar="RUN", help="run index or unique prefix/glob of YYYY/MM/DD/<name>")
+    add_data_root(parser)
+    parser.add_argument("--task", help="task (when RUN has none)")
+    parser.add_argument("--archived", action="store_true", help="look under arc/")
+
+
 def add_selection(parser: argparse.ArgumentParser, positional: bool = True) -> None:
     """``RUN...`` (optional), ``--task``, ``--regex``, ``--where``, ``--since/--until``, ``--status``."""
     add_data_root(parser)

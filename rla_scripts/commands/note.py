@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from rla_scripts.commands._common import add_data_root, resolve_data_root
+from rla_scripts.commands._common import add_one_run, resolve_data_root
 
 
 def run(args: argparse.Namespace) -> int:
@@ -25,10 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("note", help="write a note on a run (stored with its logs)",
                                    description="Set the note of a run (replacing the old one); without "
                                                "TEXT, print it. Stored in the run's annotations.json.")
-    parser.add_argument("run", metavar="RUN", help="run index or unique prefix/glob of YYYY/MM/DD/<name>")
+    add_one_run(parser)
     parser.add_argument("text", metavar="TEXT", nargs="?", help="the note")
     parser.add_argument("--clear", action="store_true", help="remove the note")
-    add_data_root(parser)
-    parser.add_argument("--task", help="task (when RUN has none)")
-    parser.add_argument("--archived", action="store_true", help="look under arc/")
     parser.set_defaults(func=run)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from rla_scripts.commands._common import add_data_root, resolve_data_root
+from rla_scripts.commands._common import add_one_run, resolve_data_root
 
 
 def run(args: argparse.Namespace) -> int:
@@ -25,10 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                    description="Add tags to a run (or remove them with --remove); "
                                                "without TAG, list its tags. Tags live in the run's "
                                                "log folder (annotations.json) and show on the dashboard.")
-    parser.add_argument("run", metavar="RUN", help="run index or unique prefix/glob of YYYY/MM/DD/<name>")
+    add_one_run(parser)
     parser.add_argument("tags", metavar="TAG", nargs="*", help="tags: letters, digits, _ - . : + @")
     parser.add_argument("--remove", action="store_true", help="remove the tags instead of adding them")
-    add_data_root(parser)
-    parser.add_argument("--task", help="task (when RUN has none)")
-    parser.add_argument("--archived", action="store_true", help="look under arc/")
     parser.set_defaults(func=run)
