@@ -164,6 +164,24 @@ class Transport(abc.ABC):
         """
         return None
 
+    def lanes(self, count: int) -> List["Transport"]:
+        """This transport and up to ``count - 1`` forks of it (fewer when it cannot fork).
+
+        The caller closes the forks (every lane but the first) before this transport.
+        """
+        lanes: List[Transport] = [self]
+        try:
+            while len(lanes) < count:
+                twin = self.fork()
+                if twin is None:
+                    break
+                lanes.append(twin)
+        except BaseException:
+            for twin in lanes[1:]:  # a fork that failed half-way leaves no open channel
+                twin.close()
+            raise
+        return lanes
+
     def _close(self) -> None:
         """Release the connection; called once by :meth:`close`."""
 

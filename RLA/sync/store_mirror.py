@@ -201,13 +201,7 @@ def _download(transport: Transport, jobs: List[Job], max_size: int, refuse: Refu
     ``done(job, result)`` is called for each finished run (under the caller's control: the
     first transfer error cancels the rest and is raised).
     """
-    lanes: List[Transport] = [transport]
-    workers = min(int(getattr(transport, "mirror_workers", 4)), len(jobs))
-    while len(lanes) < workers:
-        twin = transport.fork()
-        if twin is None:
-            break
-        lanes.append(twin)
+    lanes = transport.lanes(min(int(getattr(transport, "mirror_workers", 4)), len(jobs)))
     free: "queue.Queue[Transport]" = queue.Queue()
     for lane in lanes:
         free.put(lane)

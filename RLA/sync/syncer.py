@@ -124,11 +124,7 @@ class RunSyncer:
         """
         lanes: List[Transport] = [transport]
         try:
-            while len(lanes) < min(self.channels, len(runs)):
-                twin = transport.fork()
-                if twin is None:
-                    break
-                lanes.append(twin)
+            lanes = transport.lanes(min(self.channels, len(runs)))
             free: "queue.Queue[Transport]" = queue.Queue()
             for lane in lanes:
                 free.put(lane)
