@@ -3,6 +3,7 @@
 The public names are resolved lazily so ``import RLA`` stays light: matplotlib, torch,
 tensorboardX and paramiko are imported only by the code that needs them.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -30,12 +31,29 @@ _LAZY = {
 }
 #: ``from RLA import *`` of the original also gave the constants of RLA.easy_log.const / RLA.const.
 for _module in ("RLA.easy_log.const", "RLA.const"):
-    for _name in ("LOG", "CODE", "CHECKPOINT", "ARCHIVE_TESTER", "OTHER_RESULTS", "ARCHIVED_TABLE", "TMP_DATA",
-                  "HYPARAMETER", "HYPARAM_FILE_NAME", "default_log_types", "LoadTesterMode", "LogDataType",
-                  "DEFAULT_X_NAME", "DEFAULT_TIMESTAMP", "FRAMEWORK", "FTP_PROTOCOL_NAME",
-                  "LOG_NAME_FORMAT_VERSION", "PLATFORM_TYPE"):
-        if _name not in _LAZY and (_module == "RLA.const") == _name.startswith(("DEFAULT_", "FRAMEWORK", "FTP_",
-                                                                               "LOG_NAME", "PLATFORM")):
+    for _name in (
+        "LOG",
+        "CODE",
+        "CHECKPOINT",
+        "ARCHIVE_TESTER",
+        "OTHER_RESULTS",
+        "ARCHIVED_TABLE",
+        "TMP_DATA",
+        "HYPARAMETER",
+        "HYPARAM_FILE_NAME",
+        "default_log_types",
+        "LoadTesterMode",
+        "LogDataType",
+        "DEFAULT_X_NAME",
+        "DEFAULT_TIMESTAMP",
+        "FRAMEWORK",
+        "FTP_PROTOCOL_NAME",
+        "LOG_NAME_FORMAT_VERSION",
+        "PLATFORM_TYPE",
+    ):
+        if _name not in _LAZY and (_module == "RLA.const") == _name.startswith(
+            ("DEFAULT_", "FRAMEWORK", "FTP_", "LOG_NAME", "PLATFORM")
+        ):
             _LAZY[_name] = (_module, _name)
 
 __all__ = ["__version__", *_LAZY]

@@ -11,6 +11,7 @@ Example::
     set_note(layout, "diverged after 1M steps: lr too high")
     read_annotations(layout)    # Annotations(tags=('baseline', 'paper'), note='diverged ...')
 """
+
 from __future__ import annotations
 
 import json
@@ -57,8 +58,12 @@ def annotations_path(run: Union[RunLayout, os.PathLike]) -> Path:
 def check_tag(tag: object) -> str:
     """Return ``tag`` when it is a valid tag, else raise :class:`AnnotationError`."""
     if not isinstance(tag, str) or not TAG_RE.match(tag):
-        raise AnnotationError(f"Bad tag {tag!r}", expected="1 to 64 letters, digits or _ - . : + @",
-                              found=repr(tag), fix="write e.g. baseline or paper-v2")
+        raise AnnotationError(
+            f"Bad tag {tag!r}",
+            expected="1 to 64 letters, digits or _ - . : + @",
+            found=repr(tag),
+            fix="write e.g. baseline or paper-v2",
+        )
     return tag
 
 
@@ -85,13 +90,20 @@ def write_annotations(run: Union[RunLayout, os.PathLike], value: Annotations) ->
     """
     tags = tuple(dict.fromkeys(check_tag(t) for t in value.tags))
     if not isinstance(value.note, str) or len(value.note) > MAX_NOTE_CHARS:
-        raise AnnotationError("Bad note", expected=f"text of at most {MAX_NOTE_CHARS} characters",
-                              found=f"{type(value.note).__name__} of length {len(str(value.note))}",
-                              fix="shorten the note")
+        raise AnnotationError(
+            "Bad note",
+            expected=f"text of at most {MAX_NOTE_CHARS} characters",
+            found=f"{type(value.note).__name__} of length {len(str(value.note))}",
+            fix="shorten the note",
+        )
     path = annotations_path(run)
     if not path.parent.is_dir():
-        raise RLAError(f"Cannot annotate: no log directory {path.parent}", expected="a run with logs",
-                       found="no such directory", fix="check the run index")
+        raise RLAError(
+            f"Cannot annotate: no log directory {path.parent}",
+            expected="a run with logs",
+            found="no such directory",
+            fix="check the run index",
+        )
     clean = Annotations(tags, value.note)
     atomic_write_json(path, clean.to_json())
     return clean

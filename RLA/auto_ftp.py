@@ -8,6 +8,7 @@ renamed into place, and SFTP checks the server's host key against ``known_hosts`
 original turned verification off; pass ``host_key_policy='trust_on_first_use'`` to accept a
 new server once).
 """
+
 from __future__ import annotations
 
 import fnmatch
@@ -35,8 +36,15 @@ class FTPHandler:
 
     protocol = FTP_PROTOCOL_NAME.FTP
 
-    def __init__(self, ftp_server: str, username: str, password: str, port: None | int | str = None,
-                 ignore: str | None = None, **options: Any) -> None:
+    def __init__(
+        self,
+        ftp_server: str,
+        username: str,
+        password: str,
+        port: None | int | str = None,
+        ignore: str | None = None,
+        **options: Any,
+    ) -> None:
         self.ftp_server, self.username, self.port, self.ignore = ftp_server, username, port, ignore
         self.ignore_rules = _ignore_rules(ignore)
         self.transport = self._connect(ftp_server, username, password, port, options)
@@ -45,8 +53,13 @@ class FTPHandler:
     def _connect(self, server: str, username: str, password: str, port: Any, options: Any) -> Any:
         from RLA.sync.ftp import FTPTransport
 
-        return FTPTransport(server, port=int(port) if port not in (None, "") else None, username=username,
-                            password=password, **options)
+        return FTPTransport(
+            server,
+            port=int(port) if port not in (None, "") else None,
+            username=username,
+            password=password,
+            **options,
+        )
 
     def ignore_match(self, files: list[str]) -> list[str]:
         """``files`` without the names an ignore rule matches (``fnmatch``)."""
@@ -62,8 +75,12 @@ class FTPHandler:
         """Fetch ``remote_file`` unless ``local_file`` already has its size; True when fetched."""
         remote = self.transport.stat(remote_file)
         if remote is None:
-            raise RLAError(f"No remote file {remote_file}", expected="a file on the main node",
-                           found="nothing at that path", fix="list the folder with all_file_search first")
+            raise RLAError(
+                f"No remote file {remote_file}",
+                expected="a file on the main node",
+                found="nothing at that path",
+                fix="list the folder with all_file_search first",
+            )
         if os.path.isfile(local_file) and os.path.getsize(local_file) == remote.size:
             logger.info(f"skip download file {remote_file}")
             return False
@@ -112,20 +129,39 @@ class SFTPHandler(FTPHandler):
 
     protocol = FTP_PROTOCOL_NAME.SFTP
 
-    def __init__(self, sftp_server: str, username: str, password: str, port: None | int | str = None,
-                 ignore: str | None = None, **options: Any) -> None:
+    def __init__(
+        self,
+        sftp_server: str,
+        username: str,
+        password: str,
+        port: None | int | str = None,
+        ignore: str | None = None,
+        **options: Any,
+    ) -> None:
         self.sftp_server = sftp_server
         super().__init__(sftp_server, username, password, port, ignore, **options)
 
     def _connect(self, server: str, username: str, password: str, port: Any, options: Any) -> Any:
         from RLA.sync.sftp import SFTPTransport
 
-        return SFTPTransport(server, port=int(port) if port not in (None, "") else None, username=username,
-                             password=password or None, **options)
+        return SFTPTransport(
+            server,
+            port=int(port) if port not in (None, "") else None,
+            username=username,
+            password=password or None,
+            **options,
+        )
 
 
-def ftp_factory(name: str, server: str, username: str, password: str, port: None | int | str = None,
-                ignore: str | None = None, **options: Any) -> FTPHandler:
+def ftp_factory(
+    name: str,
+    server: str,
+    username: str,
+    password: str,
+    port: None | int | str = None,
+    ignore: str | None = None,
+    **options: Any,
+) -> FTPHandler:
     """An :class:`FTPHandler` (``name='ftp'``) or :class:`SFTPHandler` (``'sftp'``), connected.
 
     Raises:
@@ -135,8 +171,12 @@ def ftp_factory(name: str, server: str, username: str, password: str, port: None
         return FTPHandler(server, username, password, port, ignore, **options)
     if name == FTP_PROTOCOL_NAME.SFTP:
         return SFTPHandler(server, username, password, port, ignore, **options)
-    raise RLAError(f"Unknown file transfer protocol {name!r}", expected="'ftp' or 'sftp'", found=repr(name),
-                   fix="set REMOTE_SETTING.file_transfer_protocol to ftp or sftp")
+    raise RLAError(
+        f"Unknown file transfer protocol {name!r}",
+        expected="'ftp' or 'sftp'",
+        found=repr(name),
+        fix="set REMOTE_SETTING.file_transfer_protocol to ftp or sftp",
+    )
 
 
 __all__ = ["FTPHandler", "SFTPHandler", "ftp_factory"]

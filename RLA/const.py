@@ -1,6 +1,6 @@
 """The original ``RLA.const`` names (x-axis column, frameworks, transfer protocols, platforms)."""
-from __future__ import annotations
 
+from __future__ import annotations
 
 #: The x-axis column of ``progress.csv``.
 DEFAULT_X_NAME = "time-step"
@@ -36,5 +36,11 @@ class PLATFORM_TYPE:
     OTHER = "other"
 
 
-__all__ = ["DEFAULT_X_NAME", "DEFAULT_TIMESTAMP", "FRAMEWORK", "FTP_PROTOCOL_NAME", "LOG_NAME_FORMAT_VERSION",
-           "PLATFORM_TYPE"]
+__all__ = [
+    "DEFAULT_X_NAME",
+    "DEFAULT_TIMESTAMP",
+    "FRAMEWORK",
+    "FTP_PROTOCOL_NAME",
+    "LOG_NAME_FORMAT_VERSION",
+    "PLATFORM_TYPE",
+]

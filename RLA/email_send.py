@@ -5,6 +5,7 @@ Same arguments and keys as the original (``source_info['from', 'smtpserver']``,
 Fixed: no SMTP debug transcript (it printed the login), no 10-second sleep, no
 ``sys.exit`` on a refused recipient (an :class:`EmailError` instead), and a timeout.
 """
+
 from __future__ import annotations
 
 import smtplib
@@ -29,8 +30,13 @@ def _message(sub: str, info: str | Sequence[str], sender: str, target: str) -> E
     return message
 
 
-def send_error(sub: str, info: str | Sequence[str], source_info: Mapping[str, Any],
-               target_info: Mapping[str, Any], timeout: float = 30.0) -> None:
+def send_error(
+    sub: str,
+    info: str | Sequence[str],
+    source_info: Mapping[str, Any],
+    target_info: Mapping[str, Any],
+    timeout: float = 30.0,
+) -> None:
     """Send ``info`` (lines) with subject ``ip <this host>, title <sub>``.
 
     Args:
@@ -45,27 +51,42 @@ def send_error(sub: str, info: str | Sequence[str], source_info: Mapping[str, An
     """
     try:
         sender, server = source_info["from"], source_info["smtpserver"]
-        login, password, target = (target_info["source_email"], target_info["source_passward"],
-                                   target_info["targer_email"])
+        login, password, target = (
+            target_info["source_email"],
+            target_info["source_passward"],
+            target_info["targer_email"],
+        )
     except KeyError as exc:
-        raise EmailError(f"send_error() misses the key {exc.args[0]!r}", expected="source_info with from, "
-                         "smtpserver; target_info with source_email, source_passward, targer_email",
-                         found=f"{sorted(source_info)} / {sorted(target_info)}",
-                         fix="add the missing key (spelled as in the original)") from None
+        raise EmailError(
+            f"send_error() misses the key {exc.args[0]!r}",
+            expected="source_info with from, "
+            "smtpserver; target_info with source_email, source_passward, targer_email",
+            found=f"{sorted(source_info)} / {sorted(target_info)}",
+            fix="add the missing key (spelled as in the original)",
+        ) from None
     try:
         with smtplib.SMTP(server, timeout=timeout) as smtp:
             smtp.ehlo()
             if password:
                 smtp.login(login, password)
-            refused = smtp.send_message(_message(sub, info, sender, target), from_addr=login, to_addrs=[target])
+            refused = smtp.send_message(
+                _message(sub, info, sender, target), from_addr=login, to_addrs=[target]
+            )
     except (smtplib.SMTPException, OSError) as exc:
         found = f"{type(exc).__name__}: {exc}".replace(str(password), "***") if password else str(exc)
-        raise EmailError(f"Could not send the report to {target} via {server}", expected="a reachable SMTP "
-                         "server that accepts the login and the recipient", found=found,
-                         fix="check smtpserver, the login and the address") from None
+        raise EmailError(
+            f"Could not send the report to {target} via {server}",
+            expected="a reachable SMTP server that accepts the login and the recipient",
+            found=found,
+            fix="check smtpserver, the login and the address",
+        ) from None
     if refused:
-        raise EmailError(f"The server refused {sorted(refused)}", expected="every recipient accepted",
-                         found=str(refused), fix="check targer_email")
+        raise EmailError(
+            f"The server refused {sorted(refused)}",
+            expected="every recipient accepted",
+            found=str(refused),
+            fix="check targer_email",
+        )
 
 
 __all__ = ["EmailError", "send_error"]

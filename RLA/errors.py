@@ -23,11 +23,13 @@
 Messages say what was expected, what was found and how to fix it; build them with
 :func:`describe` so they read the same everywhere.
 """
+
 from __future__ import annotations
 
 
-def describe(problem: str, expected: str | None = None, found: str | None = None,
-             fix: str | None = None) -> str:
+def describe(
+    problem: str, expected: str | None = None, found: str | None = None, fix: str | None = None
+) -> str:
     """Build a one-paragraph error message: problem, expected, found, fix."""
     parts = [problem.rstrip(".") + "."]
     if expected is not None:
@@ -45,8 +47,9 @@ class RLAError(Exception):
     #: Exit status the ``rla`` command line uses for this error.
     exit_code: int = 1
 
-    def __init__(self, problem: str, expected: str | None = None, found: str | None = None,
-                 fix: str | None = None) -> None:
+    def __init__(
+        self, problem: str, expected: str | None = None, found: str | None = None, fix: str | None = None
+    ) -> None:
         super().__init__(describe(problem, expected, found, fix))
         self.problem = problem
         self.expected = expected
@@ -141,9 +144,17 @@ class DiskFullError(RLAError, OSError):
         free: bytes free on its file system when the error was raised (``None`` if unknown).
     """
 
-    def __init__(self, problem: str, expected: str | None = None, found: str | None = None,
-                 fix: str | None = None, *, path: str = "", free: int | None = None,
-                 errno: int | None = None) -> None:
+    def __init__(
+        self,
+        problem: str,
+        expected: str | None = None,
+        found: str | None = None,
+        fix: str | None = None,
+        *,
+        path: str = "",
+        free: int | None = None,
+        errno: int | None = None,
+    ) -> None:
         super().__init__(problem, expected, found, fix)
         self.path = path
         self.free = free

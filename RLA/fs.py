@@ -1,4 +1,5 @@
 """Safe filesystem primitives: atomic replacement, exclusive creation and trash moves."""
+
 from __future__ import annotations
 
 import contextlib
@@ -70,8 +71,11 @@ def disk_full_error(path: PathLike, exc: OSError) -> DiskFullError:
         expected="free space on the file system that holds it",
         found=f"{errno.errorcode.get(exc.errno or 0, exc.errno)} ({exc.strerror or exc}), {_size_text(free)}",
         fix="free space on that disk (or raise the quota), or move the data root to a larger disk "
-            "(DATA_ROOT in rla_config.yaml / configure(data_root=...)), then retry",
-        path=os.fspath(path), free=free, errno=exc.errno)
+        "(DATA_ROOT in rla_config.yaml / configure(data_root=...)), then retry",
+        path=os.fspath(path),
+        free=free,
+        errno=exc.errno,
+    )
 
 
 def as_disk_full(exc: BaseException, path: PathLike) -> BaseException:
@@ -242,8 +246,9 @@ def plain(value: Any) -> Any:
 
     if isinstance(value, numbers.Integral):
         return int(value)
-    if isinstance(value, numbers.Real) or (isinstance(value, numbers.Number)
-                                           and not isinstance(value, numbers.Complex)):  # Decimal
+    if isinstance(value, numbers.Real) or (
+        isinstance(value, numbers.Number) and not isinstance(value, numbers.Complex)
+    ):  # Decimal
         return float(value)
     return value
 

@@ -5,6 +5,7 @@ multi-gigabyte CUDA build, and it ignores the CUDA version the user actually has
 :class:`RLA.errors.BackendNotInstalledError` about PyTorch builds its ``fix`` with
 :func:`torch_hint`, so the advice reads the same everywhere and is changed in one place.
 """
+
 from __future__ import annotations
 
 from typing import Optional
@@ -14,9 +15,11 @@ TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 #: PyTorch's install selector (OS, package manager, CUDA version -> the right command).
 TORCH_SELECTOR = "https://pytorch.org/get-started/locally/"
 #: How to install PyTorch: the CPU build, or the build matching the machine's CUDA.
-TORCH_INSTALL_HINT = (f"install PyTorch for your machine: the CPU build with "
-                      f"`pip install torch --index-url {TORCH_CPU_INDEX}`, or the build for your CUDA "
-                      f"version with the command the selector at {TORCH_SELECTOR} gives")
+TORCH_INSTALL_HINT = (
+    f"install PyTorch for your machine: the CPU build with "
+    f"`pip install torch --index-url {TORCH_CPU_INDEX}`, or the build for your CUDA "
+    f"version with the command the selector at {TORCH_SELECTOR} gives"
+)
 
 
 def torch_hint(alternative: Optional[str] = None) -> str:

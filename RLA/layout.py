@@ -3,6 +3,7 @@
 The only code that knows the database's directory layout. Other modules ask a
 :class:`RunLayout` for paths, and :func:`iter_run_dirs` to discover runs on disk.
 """
+
 from __future__ import annotations
 
 import os
@@ -75,7 +76,7 @@ class RunLayout:
     @property
     def record_date(self) -> str:
         """``YYYY/MM/DD/HH-MM-SS-ffffff`` (the original's record date)."""
-        return self.index[len(self.task) + 1:]
+        return self.index[len(self.task) + 1 :]
 
     def type_root(self, data_type: str) -> Path:
         """``<data_root>[/arc]/<data_type>``."""
@@ -128,12 +129,17 @@ class RunLayout:
                     found[data_type] = pkl
         return found
 
-    def moved(self, data_root: Optional[Path] = None, task: Optional[str] = None,
-              archived: Optional[bool] = None) -> "RunLayout":
+    def moved(
+        self, data_root: Optional[Path] = None, task: Optional[str] = None, archived: Optional[bool] = None
+    ) -> "RunLayout":
         """The same run under another root, task or archive flag."""
-        return RunLayout(Path(data_root) if data_root is not None else self.data_root,
-                         task if task is not None else self.task, self.date, self.name,
-                         self.archived if archived is None else archived)
+        return RunLayout(
+            Path(data_root) if data_root is not None else self.data_root,
+            task if task is not None else self.task,
+            self.date,
+            self.name,
+            self.archived if archived is None else archived,
+        )
 
     @classmethod
     def from_path(cls, data_root: os.PathLike, path: os.PathLike) -> "RunLayout":
@@ -142,7 +148,7 @@ class RunLayout:
         rel = Path(path).relative_to(root).as_posix()
         archived = rel.startswith(ARCHIVE + "/")
         if archived:
-            rel = rel[len(ARCHIVE) + 1:]
+            rel = rel[len(ARCHIVE) + 1 :]
         data_type, _, rest = rel.partition("/")
         if data_type == ARCHIVE_TESTER:
             rest = re.sub(r"\.(json|pkl)$", "", rest)
@@ -179,8 +185,12 @@ def check_layout(run: RunLayout) -> RunLayout:
     check_task(run.task)
     check_name(run.name, "run name")
     if not _DAY_RE.fullmatch(run.date):
-        raise UnsafePathError(f"The run date {run.date!r} is refused", expected="YYYY/MM/DD",
-                              found=repr(run.date), fix="name the run by its index")
+        raise UnsafePathError(
+            f"The run date {run.date!r} is refused",
+            expected="YYYY/MM/DD",
+            found=repr(run.date),
+            fix="name the run by its index",
+        )
     return run
 
 
@@ -217,8 +227,9 @@ def run_name_of(entry: str, data_type: str) -> Optional[str]:
     return entry if parse_run_name(entry) is not None else None
 
 
-def iter_run_dirs(data_root: os.PathLike, data_type: str = LOG, task: Optional[str] = None,
-                  archived: bool = False) -> Iterator[RunLayout]:
+def iter_run_dirs(
+    data_root: os.PathLike, data_type: str = LOG, task: Optional[str] = None, archived: bool = False
+) -> Iterator[RunLayout]:
     """Yield every run found under ``<data_root>/<data_type>`` (optionally one task).
 
     Tasks may contain ``/``; a run is any ``.../<YYYY>/<MM>/<DD>/<name>`` whose name parses.
@@ -264,8 +275,13 @@ def check_selector(selector: object, what: str = "run") -> str:
     return str(text)
 
 
-def find_runs(data_root: os.PathLike, selector: str, task: Optional[str] = None,
-              data_type: str = LOG, archived: bool = False) -> List[RunLayout]:
+def find_runs(
+    data_root: os.PathLike,
+    selector: str,
+    task: Optional[str] = None,
+    data_type: str = LOG,
+    archived: bool = False,
+) -> List[RunLayout]:
     """Runs whose index or ``<YYYY>/<MM>/<DD>/<name>`` matches ``selector``.
 
     ``selector`` may be a full index (``task/YYYY/MM/DD/HH-MM-SS-ffffff``), a record date
@@ -305,8 +321,9 @@ def find_runs(data_root: os.PathLike, selector: str, task: Optional[str] = None,
     return sorted(found.values(), key=lambda r: r.relative)
 
 
-def find_run(data_root: os.PathLike, selector: str, task: Optional[str] = None,
-             archived: bool = False) -> RunLayout:
+def find_run(
+    data_root: os.PathLike, selector: str, task: Optional[str] = None, archived: bool = False
+) -> RunLayout:
     """The one run matching ``selector`` (see :func:`find_runs`).
 
     Raises:
@@ -317,13 +334,19 @@ def find_run(data_root: os.PathLike, selector: str, task: Optional[str] = None,
     runs = find_runs(data_root, selector, task=task, archived=archived)
     where = f"{data_root}" + (f" (task {task!r})" if task else "")
     if not runs:
-        raise RunNotFoundError(f"No run matches {selector!r} in {where}",
-                               expected="an index like 'task/YYYY/MM/DD/HH-MM-SS-ffffff' or a unique "
-                                        "prefix/glob of 'YYYY/MM/DD/<name>'",
-                               found="no matching run", fix="run `rla list` to see the runs")
+        raise RunNotFoundError(
+            f"No run matches {selector!r} in {where}",
+            expected="an index like 'task/YYYY/MM/DD/HH-MM-SS-ffffff' or a unique "
+            "prefix/glob of 'YYYY/MM/DD/<name>'",
+            found="no matching run",
+            fix="run `rla list` to see the runs",
+        )
     if len(runs) > 1:
         shown = ", ".join(r.index for r in runs[:5]) + (" ..." if len(runs) > 5 else "")
-        raise RunNotFoundError(f"{len(runs)} runs match {selector!r} in {where}",
-                               expected="exactly one run", found=shown,
-                               fix="give a longer prefix or the full index")
+        raise RunNotFoundError(
+            f"{len(runs)} runs match {selector!r} in {where}",
+            expected="exactly one run",
+            found=shown,
+            fix="give a longer prefix or the full index",
+        )
     return runs[0]

@@ -3,6 +3,7 @@
 Pure functions; the only code that knows the name grammar. Legacy names of the original
 (fields separated by spaces instead of ``_``) parse too.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -95,8 +96,9 @@ def parse_run_name(name: str) -> Optional[RunName]:
     match = _NAME_RE.match(name)
     if not match:
         return None
-    return RunName(time=match["time"], ip=match["ip"] or "", info=match["info"] or "",
-                   legacy=match["sep"] == " ")
+    return RunName(
+        time=match["time"], ip=match["ip"] or "", info=match["info"] or "", legacy=match["sep"] == " "
+    )
 
 
 def make_index(task: str, when: _dt.datetime) -> str:

@@ -6,6 +6,7 @@ is on ``YYYY/MM/DD/<name>``). The ``archive_tester`` result's ``exp_manager`` is
 state read without unpickling (``hyper_param``, ``custom_data``...): the original
 unpickled every file of a query, which runs any code a file holds.
 """
+
 from __future__ import annotations
 
 import os
@@ -100,16 +101,29 @@ def _result(row: Any, data_type: str) -> Optional[BasicQueryResult]:
     return _files(folder) if folder.is_dir() else None
 
 
-def experiment_data_query(data_root: str, task_table_name: str, reg: str, data_type: str,
-                          single_res_filter: bool = False) -> Dict[str, BasicQueryResult]:
+def experiment_data_query(
+    data_root: str, task_table_name: str, reg: str, data_type: str, single_res_filter: bool = False
+) -> Dict[str, BasicQueryResult]:
     """``{index: result}`` of the runs of ``task_table_name`` matching the glob ``reg``."""
     from RLA.query import select_runs
 
     del single_res_filter  # the original's flag; every hit is one run here
-    if data_type not in (LOG, ARCHIVE_TESTER, HYPARAMETER, CHECKPOINT, OTHER_RESULTS, TMP_DATA, "code", "replay"):
-        raise RLAError(f"Unknown data type {data_type!r}", expected="log, archive_tester, hyperparameter, "
-                       "checkpoint, results, tmp_data, code or replay", found=repr(data_type),
-                       fix="use a constant of RLA.easy_log.const")
+    if data_type not in (
+        LOG,
+        ARCHIVE_TESTER,
+        HYPARAMETER,
+        CHECKPOINT,
+        OTHER_RESULTS,
+        TMP_DATA,
+        "code",
+        "replay",
+    ):
+        raise RLAError(
+            f"Unknown data type {data_type!r}",
+            expected="log, archive_tester, hyperparameter, checkpoint, results, tmp_data, code or replay",
+            found=repr(data_type),
+            fix="use a constant of RLA.easy_log.const",
+        )
     if not Path(data_root).is_dir():
         return {}
     results: Dict[str, BasicQueryResult] = {}
@@ -120,7 +134,9 @@ def experiment_data_query(data_root: str, task_table_name: str, reg: str, data_t
     return results
 
 
-def single_experiment_query(data_root: str, task_table_name: str, log_date: str, data_type: str) -> BasicQueryResult:
+def single_experiment_query(
+    data_root: str, task_table_name: str, log_date: str, data_type: str
+) -> BasicQueryResult:
     """The one run recorded at ``log_date`` (``YYYY/MM/DD/HH-MM-SS-ffffff``).
 
     Raises:
@@ -128,11 +144,23 @@ def single_experiment_query(data_root: str, task_table_name: str, log_date: str,
     """
     hits = experiment_data_query(data_root, task_table_name, f"{log_date}*", data_type)
     if len(hits) != 1:
-        raise RunNotFoundError(f"{len(hits)} runs of {task_table_name!r} match {log_date!r} for {data_type}",
-                               expected="exactly one run", found=", ".join(sorted(hits)) or "none",
-                               fix="give the full YYYY/MM/DD/HH-MM-SS-ffffff record date")
+        raise RunNotFoundError(
+            f"{len(hits)} runs of {task_table_name!r} match {log_date!r} for {data_type}",
+            expected="exactly one run",
+            found=", ".join(sorted(hits)) or "none",
+            fix="give the full YYYY/MM/DD/HH-MM-SS-ffffff record date",
+        )
     return next(iter(hits.values()))
 
 
-__all__ = ["BasicQueryResult", "ArchiveQueryResult", "LogQueryResult", "HyperParamResult", "CkpResult",
-           "OtherQueryResult", "extract_valid_index", "experiment_data_query", "single_experiment_query"]
+__all__ = [
+    "BasicQueryResult",
+    "ArchiveQueryResult",
+    "LogQueryResult",
+    "HyperParamResult",
+    "CkpResult",
+    "OtherQueryResult",
+    "extract_valid_index",
+    "experiment_data_query",
+    "single_experiment_query",
+]

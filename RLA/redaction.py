@@ -16,6 +16,7 @@ a 3-character "secret" would blank out ordinary words everywhere. Like Airflow's
 masker, only text is a secret: a number or boolean under a secret-looking key
 (``num_tokens=512``) is kept, so it stays queryable.
 """
+
 from __future__ import annotations
 
 import fnmatch
@@ -33,8 +34,18 @@ MARKER = "<redacted>"
 MIN_SECRET_LENGTH = 4
 #: Keys whose text values are secrets unless ``REDACT.key_patterns`` says otherwise.
 DEFAULT_KEY_PATTERNS: Tuple[str, ...] = (
-    "*password*", "*passwd*", "*passphrase*", "*token*", "*secret*", "*api_key*", "*apikey*",
-    "*private_key*", "*credential*", "*auth_key*", "*access_key*")
+    "*password*",
+    "*passwd*",
+    "*passphrase*",
+    "*token*",
+    "*secret*",
+    "*api_key*",
+    "*apikey*",
+    "*private_key*",
+    "*credential*",
+    "*auth_key*",
+    "*access_key*",
+)
 
 _SHELL_SAFE = re.compile(r"([^\w@%+=:,./-])")  # what bash's printf %q escapes
 _SHELL_DQ = re.compile(r'(["\\$`])')
@@ -53,7 +64,7 @@ def _yaml_double_quoted(value: str) -> List[str]:
     out = []
     for unicode in (False, True):
         text = yaml.safe_dump(value, default_style='"', width=1 << 30, allow_unicode=unicode)
-        out.append(text[text.index('"') + 1:text.rindex('"')])
+        out.append(text[text.index('"') + 1 : text.rindex('"')])
     return out
 
 
@@ -78,12 +89,22 @@ def secret_forms(value: str) -> Set[str]:
 
 def _encoded_forms(value: str) -> Set[str]:
     """What each encoder makes of one spelling of a value (see :func:`secret_forms`)."""
-    forms = {value, value.replace("'", "''"), value.replace('"', '""'),
-             json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1],
-             shlex.quote(value), _SHELL_SAFE.sub(r"\\\1", value), _SHELL_DQ.sub(r"\\\1", value),
-             urllib.parse.quote(value, safe=""), urllib.parse.quote(value),
-             urllib.parse.quote_plus(value, safe=""), repr(value)[1:-1],
-             repr(value.encode("utf-8"))[2:-1], *_yaml_double_quoted(value)}
+    forms = {
+        value,
+        value.replace("'", "''"),
+        value.replace('"', '""'),
+        json.dumps(value)[1:-1],
+        json.dumps(value, ensure_ascii=False)[1:-1],
+        shlex.quote(value),
+        _SHELL_SAFE.sub(r"\\\1", value),
+        _SHELL_DQ.sub(r"\\\1", value),
+        urllib.parse.quote(value, safe=""),
+        urllib.parse.quote(value),
+        urllib.parse.quote_plus(value, safe=""),
+        repr(value)[1:-1],
+        repr(value.encode("utf-8"))[2:-1],
+        *_yaml_double_quoted(value),
+    }
     quoted = shlex.quote(value)
     if quoted.startswith("'") and quoted.endswith("'"):
         forms.add(quoted[1:-1])
@@ -106,8 +127,12 @@ class RedactionPolicy:
         min_length: values shorter than this are not searched for in text.
     """
 
-    def __init__(self, key_patterns: Iterable[str] = DEFAULT_KEY_PATTERNS, values: Iterable[Any] = (),
-                 min_length: int = MIN_SECRET_LENGTH) -> None:
+    def __init__(
+        self,
+        key_patterns: Iterable[str] = DEFAULT_KEY_PATTERNS,
+        values: Iterable[Any] = (),
+        min_length: int = MIN_SECRET_LENGTH,
+    ) -> None:
         self.key_patterns: Tuple[str, ...] = tuple(_normalize_key(p) for p in key_patterns if str(p).strip())
         self.min_length = max(1, int(min_length))
         self._lock = threading.Lock()
@@ -142,7 +167,9 @@ class RedactionPolicy:
         """Whether ``key`` (dotted, or its last component) matches a key pattern."""
         full = _normalize_key(str(key)).lstrip("_")
         last = full.rsplit(".", 1)[-1]
-        return any(fnmatch.fnmatchcase(name, pattern) for pattern in self.key_patterns for name in (full, last))
+        return any(
+            fnmatch.fnmatchcase(name, pattern) for pattern in self.key_patterns for name in (full, last)
+        )
 
     def learn(self, mapping: Any = None, argv: Optional[Sequence[str]] = None) -> None:
         """Learn the text found under secret keys of ``mapping`` and secret options of ``argv``.
@@ -243,7 +270,7 @@ def url_passwords(text: str) -> List[str]:
 def _hide_url_password(match: "re.Match[Any]") -> Any:
     whole, marker = match.group(0), MARKER if isinstance(match.group(0), str) else MARKER.encode()
     cut = match.start(1) - match.start(0)
-    return whole[:cut] + marker + whole[match.end(1) - match.start(0):]
+    return whole[:cut] + marker + whole[match.end(1) - match.start(0) :]
 
 
 class _TextOnly:
@@ -348,5 +375,12 @@ def contains_marker(obj: Any) -> bool:
     return isinstance(obj, str) and MARKER in obj
 
 
-__all__ = ["DEFAULT_KEY_PATTERNS", "MARKER", "MIN_SECRET_LENGTH", "RedactionPolicy", "contains_marker",
-           "scrub", "secret_forms"]
+__all__ = [
+    "DEFAULT_KEY_PATTERNS",
+    "MARKER",
+    "MIN_SECRET_LENGTH",
+    "RedactionPolicy",
+    "contains_marker",
+    "scrub",
+    "secret_forms",
+]

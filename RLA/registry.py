@@ -1,4 +1,5 @@
 """A small named registry of plug-ins with lazy (dotted-path) entries and entry-point discovery."""
+
 from __future__ import annotations
 
 import importlib
@@ -29,8 +30,14 @@ class Registry(Generic[T]):
         self._requires: Dict[str, Tuple[str, ...]] = {}
         self._scanned = entry_point_group is None
 
-    def register(self, name: str, obj: Union[T, str], install_hint: str = "",
-                 override: bool = False, requires: Sequence[str] = ()) -> None:
+    def register(
+        self,
+        name: str,
+        obj: Union[T, str],
+        install_hint: str = "",
+        override: bool = False,
+        requires: Sequence[str] = (),
+    ) -> None:
         """Add ``obj`` under ``name``; refuses to silently replace an existing entry.
 
         Args:
@@ -39,9 +46,12 @@ class Registry(Generic[T]):
                 looks for them without importing them.
         """
         if not override and name in self._entries and self._entries[name] is not obj:
-            raise RLAError(f"A {self.kind} named {name!r} is already registered",
-                           expected="a new name", found=f"{name!r} -> {self._entries[name]!r}",
-                           fix="pick another name or pass override=True")
+            raise RLAError(
+                f"A {self.kind} named {name!r} is already registered",
+                expected="a new name",
+                found=f"{name!r} -> {self._entries[name]!r}",
+                fix="pick another name or pass override=True",
+            )
         self._entries[name] = obj
         if install_hint:
             self._hints[name] = install_hint
@@ -55,9 +65,11 @@ class Registry(Generic[T]):
 
     def decorator(self, name: str) -> Callable[[T], T]:
         """``@registry.decorator("name")`` registers the decorated class or function."""
+
         def wrap(obj: T) -> T:
             self.register(name, obj)
             return obj
+
         return wrap
 
     def _scan_entry_points(self) -> None:
@@ -66,9 +78,13 @@ class Registry(Generic[T]):
         self._scanned = True
         try:
             from importlib.metadata import entry_points
+
             eps = entry_points()
-            group = eps.select(group=self.entry_point_group) if hasattr(eps, "select") \
-                else eps.get(self.entry_point_group, [])  # type: ignore[union-attr]
+            group = (
+                eps.select(group=self.entry_point_group)
+                if hasattr(eps, "select")
+                else eps.get(self.entry_point_group, [])
+            )  # type: ignore[union-attr]
         except Exception:  # noqa: BLE001 - broken metadata must not break logging
             return
         for ep in group:
@@ -88,12 +104,15 @@ class Registry(Generic[T]):
         self._scan_entry_points()
         if name not in self._entries:
             import difflib
+
             close = difflib.get_close_matches(name, list(self._entries), n=1)
             hint = f"did you mean {close[0]!r}? " if close else ""
-            raise RLAError(f"Unknown {self.kind} {name!r}",
-                           expected=f"one of {', '.join(sorted(self._entries))}",
-                           found=repr(name),
-                           fix=f"{hint}use a registered name or register yours first")
+            raise RLAError(
+                f"Unknown {self.kind} {name!r}",
+                expected=f"one of {', '.join(sorted(self._entries))}",
+                found=repr(name),
+                fix=f"{hint}use a registered name or register yours first",
+            )
         obj = self._entries[name]
         if isinstance(obj, str):
             obj = self._load(name, obj)
@@ -121,8 +140,10 @@ class Registry(Generic[T]):
             if not found:
                 raise BackendNotInstalledError(
                     f"The {self.kind} {name!r} needs {module}, which is not installed",
-                    expected=f"module {module} importable", found=f"no module named {module!r}",
-                    fix=self._hints.get(name, f"install the package providing {module}"))
+                    expected=f"module {module} importable",
+                    found=f"no module named {module!r}",
+                    fix=self._hints.get(name, f"install the package providing {module}"),
+                )
 
     def _load(self, name: str, dotted: str) -> Any:
         module_name, _, attr = dotted.partition(":")
@@ -132,5 +153,8 @@ class Registry(Generic[T]):
             hint = self._hints.get(name, f"install the package providing {module_name}")
             raise BackendNotInstalledError(
                 f"The {self.kind} {name!r} needs a package that is not installed",
-                expected=f"module {module_name} importable", found=str(exc), fix=hint) from exc
+                expected=f"module {module_name} importable",
+                found=str(exc),
+                fix=hint,
+            ) from exc
         return getattr(module, attr) if attr else module

@@ -4,6 +4,7 @@ RLA's ``arg_parser_postprocess`` keeps the three flags (``--loaded_task_name``, 
 ``--loaded_date``) but defaults ``--loaded_date`` to "nothing selected" instead of the
 original's ``True``, which made a fresh loader crash in ``strptime``.
 """
+
 from __future__ import annotations
 
 from RLA.loader.argparse_helpers import arg_parser_postprocess, boolean_flag

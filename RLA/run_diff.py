@@ -2,6 +2,7 @@
 
 Used by ``rla diff RUN_A RUN_B`` and the dashboard's compare page.
 """
+
 from __future__ import annotations
 
 import difflib

@@ -6,6 +6,7 @@ checks the final path with :func:`inside`. A name is *plain* when it is one path
 not empty, not ``.`` or ``..``, no ``/`` or ``\\``, no NUL, newline or other control
 character (C0, DEL or C1), at most 255 bytes in UTF-8.
 """
+
 from __future__ import annotations
 
 import errno
@@ -18,8 +19,17 @@ from RLA.errors import UnsafePathError
 
 MAX_COMPONENT_BYTES = 255
 
-__all__ = ["UnsafePathError", "is_plain_name", "check_name", "check_relative", "inside",
-           "no_symlink_between", "safe_join", "makedirs_inside", "open_dir_inside"]
+__all__ = [
+    "UnsafePathError",
+    "is_plain_name",
+    "check_name",
+    "check_relative",
+    "inside",
+    "no_symlink_between",
+    "safe_join",
+    "makedirs_inside",
+    "open_dir_inside",
+]
 
 #: ``os.open`` flag: never follow a link at the path itself (POSIX; 0 where it is missing).
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -57,13 +67,16 @@ def is_plain_name(text: object) -> bool:
 def check_name(text: object, what: str = "name") -> str:
     """Return ``text`` when it is one plain path component, else raise :class:`UnsafePathError`."""
     if not isinstance(text, str):
-        raise UnsafePathError(f"The {what} is not a string", expected="a plain name",
-                              found=f"{type(text).__name__} {text!r}")
+        raise UnsafePathError(
+            f"The {what} is not a string", expected="a plain name", found=f"{type(text).__name__} {text!r}"
+        )
     problem = _problem(text)
     if problem is not None:
-        raise UnsafePathError(f"The {what} {text!r} is refused: {problem}",
-                              expected="a plain name: no '..', no '/', no control characters",
-                              fix=f"pass a {what} made of one path component")
+        raise UnsafePathError(
+            f"The {what} {text!r} is refused: {problem}",
+            expected="a plain name: no '..', no '/', no control characters",
+            fix=f"pass a {what} made of one path component",
+        )
     return text
 
 
@@ -73,19 +86,24 @@ def check_relative(text: object, what: str = "path") -> Tuple[str, ...]:
     Refuses an absolute path, an empty component (``a//b``, a trailing ``/``), ``.`` and ``..``.
     """
     if not isinstance(text, str):
-        raise UnsafePathError(f"The {what} is not a string", expected="a relative path",
-                              found=f"{type(text).__name__} {text!r}")
+        raise UnsafePathError(
+            f"The {what} is not a string", expected="a relative path", found=f"{type(text).__name__} {text!r}"
+        )
     if text.startswith("/") or text.startswith("\\") or (len(text) > 1 and text[1] == ":"):
-        raise UnsafePathError(f"The {what} {text!r} is refused: it is an absolute path",
-                              expected="a path relative to the data root",
-                              fix=f"pass the {what} relative to the data root, without a leading '/'")
+        raise UnsafePathError(
+            f"The {what} {text!r} is refused: it is an absolute path",
+            expected="a path relative to the data root",
+            fix=f"pass the {what} relative to the data root, without a leading '/'",
+        )
     parts = tuple(text.split("/"))
     for part in parts:
         problem = _problem(part)
         if problem is not None:
-            raise UnsafePathError(f"The {what} {text!r} is refused: the component {part!r}: {problem}",
-                                  expected="components without '..', '.', empty parts or control "
-                                           "characters", fix=f"pass a plain relative {what}")
+            raise UnsafePathError(
+                f"The {what} {text!r} is refused: the component {part!r}: {problem}",
+                expected="components without '..', '.', empty parts or control characters",
+                fix=f"pass a plain relative {what}",
+            )
     return parts
 
 
@@ -94,10 +112,12 @@ def inside(root: os.PathLike, path: os.PathLike) -> Path:
     root_resolved = Path(root).resolve()
     resolved = Path(path).resolve()
     if resolved != root_resolved and root_resolved not in resolved.parents:
-        raise UnsafePathError(f"The path {str(path)!r} is outside the data root",
-                              expected=f"a path inside {str(root_resolved)!r}",
-                              found=f"it resolves to {str(resolved)!r}",
-                              fix="check the names involved: RLA never writes outside the data root")
+        raise UnsafePathError(
+            f"The path {str(path)!r} is outside the data root",
+            expected=f"a path inside {str(root_resolved)!r}",
+            found=f"it resolves to {str(resolved)!r}",
+            fix="check the names involved: RLA never writes outside the data root",
+        )
     return Path(path)
 
 
@@ -122,10 +142,12 @@ def no_symlink_between(root: os.PathLike, path: os.PathLike) -> Path:
 
 
 def _link_refused(path: os.PathLike, target: str) -> UnsafePathError:
-    return UnsafePathError(f"The path {str(path)!r} is a symbolic link",
-                           expected="plain directories and files inside the data root",
-                           found=f"a link to {target!r}",
-                           fix="replace the link by a real folder; RLA does not follow links in the data root")
+    return UnsafePathError(
+        f"The path {str(path)!r} is a symbolic link",
+        expected="plain directories and files inside the data root",
+        found=f"a link to {target!r}",
+        fix="replace the link by a real folder; RLA does not follow links in the data root",
+    )
 
 
 def safe_join(root: os.PathLike, relative: str, what: str = "path") -> Path:
@@ -189,5 +211,9 @@ def _open_child_dir(parent_fd: int, part: str, shown: Path) -> int:
             raise
     if stat.S_ISLNK(os.lstat(part, dir_fd=parent_fd).st_mode):
         raise _link_refused(shown, os.readlink(part, dir_fd=parent_fd))
-    raise UnsafePathError(f"The path {str(shown)!r} is not a folder", expected="a folder or nothing",
-                          found="a file", fix="move the file away; RLA creates the folder")
+    raise UnsafePathError(
+        f"The path {str(shown)!r} is not a folder",
+        expected="a folder or nothing",
+        found="a file",
+        fix="move the file away; RLA creates the folder",
+    )

@@ -15,6 +15,7 @@ in it is trusted: every read here
 Callers catch :class:`UnreadableFileError` and report the file's reason (a damaged run is
 skipped and reported, a damaged config is a ``ConfigError``).
 """
+
 from __future__ import annotations
 
 import errno
@@ -35,8 +36,13 @@ MAX_JSON_DEPTH = 64
 #: Default cap of a ``progress.csv`` (a long run with many columns stays far below it).
 MAX_CSV_BYTES = 2 << 30
 _CHUNK = 1 << 20
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | \
-    getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+_OPEN_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_NOCTTY", 0)
+)
 # A string token's closing quote is optional: a string that never ends is consumed once, to
 # the end of the text (a mandatory quote made the regex retry from every escaped quote: quadratic).
 # The JSON parser reads the same string from the same quote, so no bracket it sees is skipped.
@@ -53,15 +59,24 @@ class UnreadableFileError(RLAError, ValueError):
     """
 
     def __init__(self, path: PathLike, reason: str, fix: str = "repair or remove the file") -> None:
-        super().__init__(f"Cannot read {os.fspath(path)}: {reason}", expected="a regular file of sane size "
-                         "and content", found=reason, fix=fix)
+        super().__init__(
+            f"Cannot read {os.fspath(path)}: {reason}",
+            expected="a regular file of sane size and content",
+            found=reason,
+            fix=fix,
+        )
         self.reason = reason
 
 
 def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                       (stat.S_ISLNK, "a symbolic link")):
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISLNK, "a symbolic link"),
+    ):
         if test(mode):
             return name
     return "not a regular file"
@@ -234,8 +249,9 @@ def _refuse_lone_surrogates(path: PathLike, value: Any) -> None:
             try:
                 item.encode("utf-8")
             except UnicodeEncodeError as exc:
-                raise UnreadableFileError(path, f"a lone surrogate ({item[exc.start]!r}) in a string: "
-                                          "not UTF-8 text") from None
+                raise UnreadableFileError(
+                    path, f"a lone surrogate ({item[exc.start]!r}) in a string: not UTF-8 text"
+                ) from None
 
 
 def read_json(path: PathLike, max_bytes: int = MAX_JSON_BYTES, max_depth: int = MAX_JSON_DEPTH) -> Any:
@@ -248,8 +264,9 @@ def read_json(path: PathLike, max_bytes: int = MAX_JSON_BYTES, max_depth: int = 
     return parse_json(path, read_bytes(path, max_bytes), max_depth)
 
 
-def read_json_object(path: PathLike, max_bytes: int = MAX_JSON_BYTES,
-                     max_depth: int = MAX_JSON_DEPTH) -> dict:
+def read_json_object(
+    path: PathLike, max_bytes: int = MAX_JSON_BYTES, max_depth: int = MAX_JSON_DEPTH
+) -> dict:
     """:func:`read_json` of a file that must hold a JSON object.
 
     Raises:

@@ -7,6 +7,7 @@ terminals, ``\\r`` overwrites a line so a warning vanishes, a right-to-left over
 text (``\\x1b``, ``\\r``, ``\\u202e``); printable text, Unicode letters included, is left
 as it is, so plain names print unchanged.
 """
+
 from __future__ import annotations
 
 import re
@@ -16,8 +17,9 @@ from typing import Any
 # DEL, C1 controls (0x9b is a one-byte CSI on some terminals), the Unicode line and
 # paragraph separators, the bidirectional formatting characters, and surrogates: a name
 # made of undecodable bytes arrives as U+DC80-U+DCFF and would print back as the raw byte.
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
-                     "\ud800-\udfff]")
+_UNSAFE = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 

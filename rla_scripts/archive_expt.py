@@ -4,6 +4,7 @@ Usage: ``python -m rla_scripts.archive_expt --task_table_name T --regex '2026/11
 Pass ``--move`` to move instead of copying (``rla archive``'s default). Afterwards,
 ``tensorboard --logdir ./log/T/,./arc/log/T/`` shows both.
 """
+
 from __future__ import annotations
 
 import sys
@@ -18,6 +19,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     def build(args) -> List[str]:
         return ["archive"] + selection_args(args) + ([] if args.move else ["--copy"])
+
     return run_legacy(build, parser, argv)
 
 

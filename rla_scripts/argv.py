@@ -4,6 +4,7 @@
 so ``--sort`` "expected one argument". :func:`glue_dash_values` rewrites such a pair into
 ``--sort=-seed`` before parsing; ``--sort=-seed`` itself is left as it is.
 """
+
 from __future__ import annotations
 
 from typing import List, Sequence

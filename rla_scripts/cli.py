@@ -1,4 +1,5 @@
 """The ``rla`` command line: dispatches to one module per sub-command."""
+
 from __future__ import annotations
 
 import argparse
@@ -13,9 +14,12 @@ from rla_scripts.commands import COMMAND_MODULES
 def build_parser() -> argparse.ArgumentParser:
     """Build the ``rla`` parser with every available sub-command."""
     parser = argparse.ArgumentParser(
-        prog="rla", description="Manage the RLA experiment database (list, view, archive, "
-                                "delete, plot, sync, replay-buffer snapshots).")
+        prog="rla",
+        description="Manage the RLA experiment database (list, view, archive, "
+        "delete, plot, sync, replay-buffer snapshots).",
+    )
     from RLA.version import __version__
+
     parser.add_argument("--version", action="version", version=f"rla {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
@@ -46,6 +50,7 @@ def main(argv: Optional[List[str]] = None, parser: Optional[argparse.ArgumentPar
         sys.stdout.flush()  # a closed pipe shows here, inside the handler below
     except RLAError as exc:
         from RLA.terminal import escape  # the message may quote a run name or value from outside
+
         print(f"rla {args.command}: error: {escape(exc)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
@@ -53,6 +58,7 @@ def main(argv: Optional[List[str]] = None, parser: Optional[argparse.ArgumentPar
         return 130
     except BrokenPipeError:  # the reader went away (`rla ... | head`): stop quietly
         from RLA.fs import silence_stdout
+
         silence_stdout()
         return 141
     return int(status or 0)

@@ -3,6 +3,7 @@
 Usage: ``python -m rla_scripts.delete_expt --task_table_name T --regex R
 [--delete_type all|small_ts --timestep_bound 100] [--data_root D] [--purge]``.
 """
+
 from __future__ import annotations
 
 import sys
@@ -20,12 +21,17 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     def build(args) -> List[str]:
         if not args.regex and not args.task:
-            raise RLAError("No runs named", expected="--task_table_name and/or --regex",
-                           found="neither", fix="pass --regex '*' to select every run")
+            raise RLAError(
+                "No runs named",
+                expected="--task_table_name and/or --regex",
+                found="neither",
+                fix="pass --regex '*' to select every run",
+            )
         command = ["delete"] + selection_args(args)
         if args.delete_type == "small_ts":
             command += ["--max-time-step", str(args.timestep_bound)]
         return command + (["--purge"] if args.purge else [])
+
     return run_legacy(build, parser, argv)
 
 

@@ -5,6 +5,7 @@ Usage: ``python -m rla_scripts.migrate_expt --task_table T --target_task_table T
 ``config.py``/``rla_script_config.py`` in the current folder (the original's convention),
 else the usual data-root lookup.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,10 +26,16 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--yes", "-y", action="store_true", help="do not ask")
     args = parser.parse_args(argv)
     from RLA.easy_log.log_tools import MigrateLogTool
+
     try:
         root = args.proj_root or default_data_root()
-        tool = MigrateLogTool(root, args.task, args.regex, args.target_task_table or args.task,
-                              target_proj_root=args.target_proj_root)
+        tool = MigrateLogTool(
+            root,
+            args.task,
+            args.regex,
+            args.target_task_table or args.task,
+            target_proj_root=args.target_proj_root,
+        )
         tool.migrate_log(skip_ask=args.yes)
     except RLAError as exc:
         print(f"error: {exc}", file=sys.stderr)

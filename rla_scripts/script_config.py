@@ -1,5 +1,6 @@
 """The original scripts' ``DATA_ROOT`` convention: ``config.py`` (xionghuichen) or
 ``rla_script_config.py`` (polixir) in the folder the script runs from."""
+
 from __future__ import annotations
 
 import runpy

@@ -5,6 +5,7 @@ Usage: ``python -m rla_scripts.start_pretty_plotter --task_table_name T --regex 
 (``--start_server``, ``--workspace_path``, ``--user_name``, ``--password``, ``--port`` are
 accepted); RLA's ``rla plot`` / ``rla ui`` replace it, so no server is started here.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,6 +31,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--data_root", default=None)
     args = parser.parse_args(argv)
     from RLA.easy_log.log_tools import PrettyPlotterTool
+
     try:
         tool = PrettyPlotterTool(args.data_root or default_data_root(), args.task_table_name, args.regex)
         written = tool.gen_json(args.regex)

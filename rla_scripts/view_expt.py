@@ -3,6 +3,7 @@
 Usage: ``python -m rla_scripts.view_expt --task_table_name T --regex R [--data_root D]``.
 One matching run is shown in full (``rla view``); several are listed (``rla list``).
 """
+
 from __future__ import annotations
 
 import sys

@@ -6,6 +6,7 @@ names or rotation (that is :mod:`RLA.checkpoint.saver`) and never encodes Python
 reader sees either the previous file or the complete new one, even after a SIGKILL; a full
 disk is a :class:`RLA.errors.DiskFullError` and leaves no temp file behind.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -51,8 +52,9 @@ class CheckpointBackend:
         raise NotImplementedError
 
     # -- shared pipeline -------------------------------------------------------------
-    def save(self, path: Path, state: Any, step: int, name: Optional[str] = None,
-             durable: bool = True) -> Path:
+    def save(
+        self, path: Path, state: Any, step: int, name: Optional[str] = None, durable: bool = True
+    ) -> Path:
         """Encode ``state`` and write it to ``path`` atomically.
 
         Raises:
@@ -61,9 +63,14 @@ class CheckpointBackend:
         self.check_available()
         skeleton, leaves = codec.encode(state)
         header = {
-            "format": FORMAT, "version": FORMAT_VERSION, "backend": self.name, "step": int(step),
-            "name": name, "created": _dt.datetime.now().astimezone().isoformat(timespec="microseconds"),
-            "skeleton": skeleton, "leaves": [self._leaf_meta(leaf) for leaf in leaves],
+            "format": FORMAT,
+            "version": FORMAT_VERSION,
+            "backend": self.name,
+            "step": int(step),
+            "name": name,
+            "created": _dt.datetime.now().astimezone().isoformat(timespec="microseconds"),
+            "skeleton": skeleton,
+            "leaves": [self._leaf_meta(leaf) for leaf in leaves],
         }
         with atomic_file(Path(path), durable=durable) as handle:
             recorder = _WriteErrors(handle)
@@ -80,7 +87,12 @@ class CheckpointBackend:
     @staticmethod
     def _leaf_meta(leaf: Any) -> Dict[str, Any]:
         kind = "tensor" if codec.is_tensor(leaf) else "ndarray"
-        return {"kind": kind, "dtype": str(leaf.dtype), "shape": list(leaf.shape), "crc": codec.leaf_crc(leaf)}
+        return {
+            "kind": kind,
+            "dtype": str(leaf.dtype),
+            "shape": list(leaf.shape),
+            "crc": codec.leaf_crc(leaf),
+        }
 
     def load(self, path: Path, map_location: Any = "cpu") -> Tuple[Optional[Dict[str, Any]], Any]:
         """Read and verify ``path``; returns ``(header, state)`` (``header`` None for legacy files).
@@ -91,8 +103,12 @@ class CheckpointBackend:
         path = Path(path)
         self.check_available()
         if not path.is_file():
-            raise CheckpointError(f"Checkpoint file {path} does not exist", expected="an existing file",
-                                  found="no such file", fix="list the folder's checkpoints and pick one")
+            raise CheckpointError(
+                f"Checkpoint file {path} does not exist",
+                expected="an existing file",
+                found="no such file",
+                fix="list the folder's checkpoints and pick one",
+            )
         try:
             header_text, leaves = self._read(path, map_location)
         except CheckpointError:
@@ -108,15 +124,20 @@ class CheckpointBackend:
         if header.get("format") != FORMAT or not isinstance(header.get("leaves"), list):
             raise self.corrupt(path, f"header format {header.get('format')!r}")
         if header.get("version", 0) > FORMAT_VERSION:
-            raise CheckpointError(f"Checkpoint {path} was written by a newer RLA",
-                                  expected=f"format version <= {FORMAT_VERSION}",
-                                  found=f"version {header.get('version')}", fix="upgrade RLA to read it")
+            raise CheckpointError(
+                f"Checkpoint {path} was written by a newer RLA",
+                expected=f"format version <= {FORMAT_VERSION}",
+                found=f"version {header.get('version')}",
+                fix="upgrade RLA to read it",
+            )
         if len(leaves) != len(header["leaves"]):
             raise self.corrupt(path, f"{len(leaves)} arrays where the header lists {len(header['leaves'])}")
         for ref, (leaf, meta) in enumerate(zip(leaves, header["leaves"])):
             if codec.leaf_crc(leaf) != meta.get("crc"):
-                raise self.corrupt(path, f"a checksum mismatch in array #{ref} ({meta.get('dtype')}, "
-                                         f"shape {meta.get('shape')})")
+                raise self.corrupt(
+                    path,
+                    f"a checksum mismatch in array #{ref} ({meta.get('dtype')}, shape {meta.get('shape')})",
+                )
         try:
             state = codec.decode(header["skeleton"], leaves)
         except (ValueError, KeyError, IndexError, TypeError) as exc:
@@ -125,10 +146,12 @@ class CheckpointBackend:
 
     def corrupt(self, path: Path, found: str) -> CheckpointError:
         """The error for a file that exists but cannot be read back exactly."""
-        return CheckpointError(f"Checkpoint {path} is corrupt or truncated",
-                               expected=f"a complete {self.name} checkpoint written by RLA",
-                               found=found, fix="load another step (e.g. load_checkpoint(ckp_index=<older step>)) "
-                                                "or delete this file")
+        return CheckpointError(
+            f"Checkpoint {path} is corrupt or truncated",
+            expected=f"a complete {self.name} checkpoint written by RLA",
+            found=found,
+            fix="load another step (e.g. load_checkpoint(ckp_index=<older step>)) or delete this file",
+        )
 
 
 class _WriteErrors:

@@ -7,6 +7,7 @@ tensors) in their own container. Python types survive the round trip: tuples, se
 A tagged node looks like ``{"__rla__": "<tag>", ...}``. A plain dict whose keys are all
 strings (and none is ``"__rla__"``) is stored as a JSON object.
 """
+
 from __future__ import annotations
 
 import base64
@@ -83,8 +84,11 @@ class Encoder:
                 obj = tuple(obj)
             return {TAG: "tuple", "items": [self.encode(v, f"{where}[{i}]") for i, v in enumerate(obj)]}
         if isinstance(obj, collections.deque):
-            return {TAG: "deque", "maxlen": obj.maxlen,
-                    "items": [self.encode(v, f"{where}[{i}]") for i, v in enumerate(obj)]}
+            return {
+                TAG: "deque",
+                "maxlen": obj.maxlen,
+                "items": [self.encode(v, f"{where}[{i}]") for i, v in enumerate(obj)],
+            }
         if isinstance(obj, (set, frozenset)):
             items = [self.encode(v, f"{where}{{}}") for v in obj]
             return {TAG: "frozenset" if isinstance(obj, frozenset) else "set", "items": items}
@@ -113,8 +117,10 @@ class Encoder:
         return CheckpointError(
             f"Cannot store the value at {where.lstrip('.') or '<root>'} in a checkpoint",
             expected="state dicts, tensors, numpy arrays/scalars, and JSON-like values "
-                     "(dict, list, tuple, set, deque, str, int, float, bool, None, bytes)",
-            found=found, fix="convert it (e.g. obj.state_dict(), np.asarray(...), or a dict of its fields)")
+            "(dict, list, tuple, set, deque, str, int, float, bool, None, bytes)",
+            found=found,
+            fix="convert it (e.g. obj.state_dict(), np.asarray(...), or a dict of its fields)",
+        )
 
 
 def encode(obj: Any) -> Tuple[str, List[Any]]:

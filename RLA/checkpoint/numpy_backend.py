@@ -1,4 +1,5 @@
 """The numpy checkpoint backend: ``checkpoint-<step>.npz`` for framework-free runs (no pickle)."""
+
 from __future__ import annotations
 
 import zipfile
@@ -51,8 +52,10 @@ class NumpyBackend(CheckpointBackend):
             header_text = archive[HEADER_KEY].tobytes().decode("utf-8")
             metas = json.loads(header_text).get("leaves", [])
             count = sum(1 for name in archive.files if name != HEADER_KEY)
-            leaves = [self._from_array(archive[f"L{i}"], metas[i] if i < len(metas) else {}, map_location)
-                      for i in range(count)]
+            leaves = [
+                self._from_array(archive[f"L{i}"], metas[i] if i < len(metas) else {}, map_location)
+                for i in range(count)
+            ]
         return header_text, leaves
 
     @staticmethod
@@ -62,8 +65,12 @@ class NumpyBackend(CheckpointBackend):
         try:
             import torch
         except ImportError as exc:
-            raise BackendNotInstalledError("This checkpoint holds torch tensors", expected="torch importable",
-                                           found=str(exc), fix=torch_hint()) from exc
+            raise BackendNotInstalledError(
+                "This checkpoint holds torch tensors",
+                expected="torch importable",
+                found=str(exc),
+                fix=torch_hint(),
+            ) from exc
         dtype = getattr(torch, str(meta["dtype"]).replace("torch.", ""))
         tensor = torch.from_numpy(arr.copy())
         if tensor.dtype != dtype:

@@ -4,6 +4,7 @@ Files are ``<dir>/checkpoint-<step>.<ext>`` (numbered, rotated) and
 ``<dir>/checkpoint-<name>.<ext>`` (named, e.g. ``best``; never rotated). Anything else in
 the folder is ignored. Writes are atomic; the file just written is never rotated away.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -15,9 +16,9 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 from RLA.checkpoint.base import CheckpointBackend
-from RLA.fs import TEMP_SUFFIX
 from RLA.checkpoint.registry import all_backends, get_backend
 from RLA.errors import CheckpointError
+from RLA.fs import TEMP_SUFFIX
 
 PREFIX = "checkpoint"
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")
@@ -58,11 +59,20 @@ class CheckpointSaver:
         step, state = saver.load()
     """
 
-    def __init__(self, directory: Union[str, "os.PathLike[str]"], backend: Union[str, CheckpointBackend] = "torch",
-                 max_to_keep: Optional[int] = 10, durable: bool = True) -> None:
+    def __init__(
+        self,
+        directory: Union[str, "os.PathLike[str]"],
+        backend: Union[str, CheckpointBackend] = "torch",
+        max_to_keep: Optional[int] = 10,
+        durable: bool = True,
+    ) -> None:
         if max_to_keep is not None and (not isinstance(max_to_keep, int) or max_to_keep < 0):
-            raise CheckpointError("Bad max_to_keep", expected="a non-negative int (0 or None keeps every checkpoint)",
-                                  found=repr(max_to_keep), fix="pass max_to_keep=10 for example")
+            raise CheckpointError(
+                "Bad max_to_keep",
+                expected="a non-negative int (0 or None keeps every checkpoint)",
+                found=repr(max_to_keep),
+                fix="pass max_to_keep=10 for example",
+            )
         self.directory = Path(directory)
         self.backend = get_backend(backend) if isinstance(backend, str) else backend
         self.backend.check_available()
@@ -78,8 +88,12 @@ class CheckpointSaver:
     def path_for(self, key: Union[int, str]) -> Path:
         """The file of step ``key`` (an int) or of the named checkpoint ``key`` (a str)."""
         if isinstance(key, bool) or not isinstance(key, (int, str)):
-            raise CheckpointError("Bad checkpoint key", expected="a step (int) or a name (str)",
-                                  found=repr(key), fix="pass e.g. 1000 or 'best'")
+            raise CheckpointError(
+                "Bad checkpoint key",
+                expected="a step (int) or a name (str)",
+                found=repr(key),
+                fix="pass e.g. 1000 or 'best'",
+            )
         if isinstance(key, str) and not key.isdigit():
             self._check_name(key)
         return self.directory / f"{PREFIX}-{key}.{self.extension}"
@@ -87,8 +101,12 @@ class CheckpointSaver:
     @staticmethod
     def _check_name(name: str) -> None:
         if not _NAME_RE.match(name):
-            raise CheckpointError("Bad checkpoint name", expected="letters, digits, '_' or '-', starting with a letter",
-                                  found=repr(name), fix="use a name such as 'best' or 'final'")
+            raise CheckpointError(
+                "Bad checkpoint name",
+                expected="letters, digits, '_' or '-', starting with a letter",
+                found=repr(name),
+                fix="use a name such as 'best' or 'final'",
+            )
 
     def _scan(self, extension: Optional[str] = None) -> Dict[Union[int, str], Path]:
         """``key -> path`` of this backend's files (``extension`` for another backend's)."""
@@ -128,8 +146,12 @@ class CheckpointSaver:
             The checkpoint's path.
         """
         if isinstance(step, bool) or not isinstance(step, int) and not hasattr(step, "__index__"):
-            raise CheckpointError("Bad checkpoint step", expected="an int time-step", found=repr(step),
-                                  fix="pass time_step_holder.get_time()")
+            raise CheckpointError(
+                "Bad checkpoint step",
+                expected="an int time-step",
+                found=repr(step),
+                fix="pass time_step_holder.get_time()",
+            )
         step = int(step)
         if name is not None:
             self._check_name(name)
@@ -145,7 +167,7 @@ class CheckpointSaver:
             return
         others = [s for s in self.steps() if s != keep]
         excess = len(others) + 1 - self.max_to_keep
-        for step in others[:max(excess, 0)]:
+        for step in others[: max(excess, 0)]:
             with contextlib.suppress(FileNotFoundError):
                 self.path_for(step).unlink()
 
@@ -165,7 +187,9 @@ class CheckpointSaver:
         loaded = self.load_checkpoint(step, map_location=map_location)
         return loaded.step, loaded.state
 
-    def load_checkpoint(self, step: Union[None, int, str] = None, map_location: Any = "cpu") -> LoadedCheckpoint:
+    def load_checkpoint(
+        self, step: Union[None, int, str] = None, map_location: Any = "cpu"
+    ) -> LoadedCheckpoint:
         """Load the newest complete checkpoint (``step=None``), a step, or a named one.
 
         With ``step=None`` a corrupt newest file is skipped with a warning and the next
@@ -217,10 +241,13 @@ class CheckpointSaver:
         return None
 
     def _foreign(self, path: Path, other: CheckpointBackend) -> CheckpointError:
-        return CheckpointError(f"Checkpoint {path} was written by the {other.name!r} backend",
-                               expected=f"a {self.backend.name!r} checkpoint", found=f"a {other.name!r} file",
-                               fix=f"load it with backend={other.name!r}: new_saver(backend={other.name!r}), "
-                                   f"load_from_record_date(backend={other.name!r}) or DL_FRAMEWORK")
+        return CheckpointError(
+            f"Checkpoint {path} was written by the {other.name!r} backend",
+            expected=f"a {self.backend.name!r} checkpoint",
+            found=f"a {other.name!r} file",
+            fix=f"load it with backend={other.name!r}: new_saver(backend={other.name!r}), "
+            f"load_from_record_date(backend={other.name!r}) or DL_FRAMEWORK",
+        )
 
     def _missing(self, found: str) -> CheckpointError:
         available = self.steps()
@@ -234,11 +261,13 @@ class CheckpointSaver:
                     others.append(self._owner(next(iter(files.values()))) or backend)
         if others and not available and not names:
             other = others[0]
-            return CheckpointError(f"The checkpoints in {self.directory} were written by the {other.name!r} backend",
-                                   expected=f"checkpoint-<step>.{self.extension} ({self.backend.name} backend)",
-                                   found="only checkpoint files of another backend",
-                                   fix=f"load them with backend={other.name!r}: new_saver(backend={other.name!r}), "
-                                       f"load_from_record_date(backend={other.name!r}) or DL_FRAMEWORK")
+            return CheckpointError(
+                f"The checkpoints in {self.directory} were written by the {other.name!r} backend",
+                expected=f"checkpoint-<step>.{self.extension} ({self.backend.name} backend)",
+                found="only checkpoint files of another backend",
+                fix=f"load them with backend={other.name!r}: new_saver(backend={other.name!r}), "
+                f"load_from_record_date(backend={other.name!r}) or DL_FRAMEWORK",
+            )
         shown = ", ".join(map(str, available[-10:])) or "none"
         if names:
             shown += f"; named: {', '.join(names)}"
@@ -249,5 +278,9 @@ class CheckpointSaver:
             fix = f"no numbered checkpoint is left: pass ckp_index={names[0]!r} (a named one)"
         else:
             fix = "this run saved no checkpoint (or its folder was removed): resume another run"
-        return CheckpointError(f"No such checkpoint in {where}",
-                               expected=f"one of the saved steps ({shown})", found=found, fix=fix)
+        return CheckpointError(
+            f"No such checkpoint in {where}",
+            expected=f"one of the saved steps ({shown})",
+            found=found,
+            fix=fix,
+        )

@@ -1,4 +1,5 @@
 """The TensorFlow checkpoint slot: ``checkpoint-<step>.tf.npz`` when TensorFlow is installed."""
+
 from __future__ import annotations
 
 from RLA.checkpoint.numpy_backend import NumpyBackend
@@ -22,5 +23,7 @@ class TensorflowBackend(NumpyBackend):
         except ImportError as exc:
             raise BackendNotInstalledError(
                 "DL_FRAMEWORK is 'tensorflow' but TensorFlow is not installed",
-                expected="the tensorflow package importable", found=f"ImportError: {exc}",
-                fix="pip install tensorflow, or set DL_FRAMEWORK: torch / none in rla_config.yaml") from exc
+                expected="the tensorflow package importable",
+                found=f"ImportError: {exc}",
+                fix="pip install tensorflow, or set DL_FRAMEWORK: torch / none in rla_config.yaml",
+            ) from exc

@@ -1,4 +1,5 @@
 """The torch checkpoint backend: ``checkpoint-<step>.pt`` via ``torch.save`` / ``torch.load(weights_only=True)``."""
+
 from __future__ import annotations
 
 import zipfile
@@ -30,9 +31,12 @@ class TorchBackend(CheckpointBackend):
         try:
             import torch  # noqa: F401
         except ImportError as exc:
-            raise BackendNotInstalledError("The torch checkpoint backend needs PyTorch",
-                                           expected="torch importable", found=str(exc),
-                                           fix=torch_hint("set DL_FRAMEWORK: none (numpy backend)")) from exc
+            raise BackendNotInstalledError(
+                "The torch checkpoint backend needs PyTorch",
+                expected="torch importable",
+                found=str(exc),
+                fix=torch_hint("set DL_FRAMEWORK: none (numpy backend)"),
+            ) from exc
 
     @staticmethod
     def _to_tensor(leaf: Any) -> Any:
@@ -65,11 +69,12 @@ class TorchBackend(CheckpointBackend):
             payload = torch.load(path, map_location=map_location, weights_only=True)
         except Exception as exc:  # noqa: BLE001
             if "weights_only" in str(exc) or "Unsupported global" in str(exc):
-                raise CheckpointError(f"Checkpoint {path} holds Python objects that are not loaded for safety",
-                                      expected="tensors, state dicts and plain containers (weights_only=True)",
-                                      found=str(exc).splitlines()[0][:200],
-                                      fix="if you trust the file, read it yourself with "
-                                          "torch.load(path, weights_only=False)") from exc
+                raise CheckpointError(
+                    f"Checkpoint {path} holds Python objects that are not loaded for safety",
+                    expected="tensors, state dicts and plain containers (weights_only=True)",
+                    found=str(exc).splitlines()[0][:200],
+                    fix="if you trust the file, read it yourself with torch.load(path, weights_only=False)",
+                ) from exc
             raise
         if not (isinstance(payload, dict) and isinstance(payload.get(HEADER_KEY), str)):
             return None, payload  # a plain torch.save(...) file (original RLA)
@@ -87,7 +92,7 @@ class TorchBackend(CheckpointBackend):
                 leaves.append(flat)
             else:
                 leaves.append(np.frombuffer(flat.tobytes(), dtype=dtype).reshape(meta["shape"]).copy())
-        leaves.extend(tensors[len(metas):])  # surplus arrays are reported by the length check
+        leaves.extend(tensors[len(metas) :])  # surplus arrays are reported by the length check
         return header_text, leaves
 
     def sniff(self, path: Path) -> bool:

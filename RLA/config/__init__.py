@@ -1,4 +1,5 @@
 """Configuration: ``rla_config.yaml`` loading, validation and the documented default file."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -20,5 +21,16 @@ def default_config_text(dl_framework: str = "torch") -> str:
     return text.replace("\nDL_FRAMEWORK: torch\n", f"\nDL_FRAMEWORK: {dl_framework}\n", 1)
 
 
-__all__ = ["CONFIG_NAME", "PASSWORD_ENV", "BackupConfig", "ProjectType", "RLAConfig", "RemoteSettings",
-           "default_config_text", "find_config", "installed_framework", "load_config", "read_yaml"]
+__all__ = [
+    "CONFIG_NAME",
+    "PASSWORD_ENV",
+    "BackupConfig",
+    "ProjectType",
+    "RLAConfig",
+    "RemoteSettings",
+    "default_config_text",
+    "find_config",
+    "installed_framework",
+    "load_config",
+    "read_yaml",
+]

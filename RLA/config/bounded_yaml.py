@@ -6,6 +6,7 @@
 nine lines of "billion laughs" expand to 10**9 values in the first code that walks the
 result. :func:`load_bounded` refuses each before it happens, as :class:`RefusedYAML`.
 """
+
 from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Set
@@ -25,8 +26,9 @@ MAX_INT_DIGITS = 100
 class RefusedYAML(Exception):
     """A YAML document outside the bounds (the caller adds the file name)."""
 
-    def __init__(self, problem: str, expected: str, found: str, fix: str,
-                 mark: Optional[yaml.Mark] = None) -> None:
+    def __init__(
+        self, problem: str, expected: str, found: str, fix: str, mark: Optional[yaml.Mark] = None
+    ) -> None:
         super().__init__(problem)
         self.problem, self.expected, self.found, self.fix = problem, expected, found, fix
         self.where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
@@ -43,9 +45,13 @@ class _BoundedLoader(yaml.SafeLoader):
         self._depth += 1
         try:
             if self._depth > MAX_DEPTH:
-                raise RefusedYAML("nested too deeply", expected=f"at most {MAX_DEPTH} levels of nested "
-                                  "mappings and lists", found=f"more than {MAX_DEPTH} levels",
-                                  fix="flatten the config", mark=self.peek_event().start_mark)
+                raise RefusedYAML(
+                    "nested too deeply",
+                    expected=f"at most {MAX_DEPTH} levels of nested mappings and lists",
+                    found=f"more than {MAX_DEPTH} levels",
+                    fix="flatten the config",
+                    mark=self.peek_event().start_mark,
+                )
             return super().compose_node(parent, index)
         finally:
             self._depth -= 1
@@ -53,9 +59,13 @@ class _BoundedLoader(yaml.SafeLoader):
     def construct_yaml_int(self, node: yaml.ScalarNode) -> Any:
         digits = sum(ch.isdigit() for ch in str(node.value))
         if digits > MAX_INT_DIGITS:
-            raise RefusedYAML("an integer too long", expected=f"integers of at most {MAX_INT_DIGITS} digits",
-                              found=f"an integer of {digits} digits", fix="write a sane number (or quote "
-                              "it to make it a string)", mark=node.start_mark)
+            raise RefusedYAML(
+                "an integer too long",
+                expected=f"integers of at most {MAX_INT_DIGITS} digits",
+                found=f"an integer of {digits} digits",
+                fix="write a sane number (or quote it to make it a string)",
+                mark=node.start_mark,
+            )
         return super().construct_yaml_int(node)
 
 
@@ -90,9 +100,13 @@ def expanded_size(root: yaml.Node, limit: int = MAX_EXPANDED_NODES) -> int:
             continue
         if not children_done:
             if id(node) in started:
-                raise RefusedYAML("an alias inside its own anchor (a cycle)", expected="aliases to values "
-                                  "defined before them", found="a value that contains itself",
-                                  fix="remove the *alias from inside its &anchor", mark=node.start_mark)
+                raise RefusedYAML(
+                    "an alias inside its own anchor (a cycle)",
+                    expected="aliases to values defined before them",
+                    found="a value that contains itself",
+                    fix="remove the *alias from inside its &anchor",
+                    mark=node.start_mark,
+                )
             started.add(id(node))
             stack.append((node, True))
             stack.extend((child, False) for child in _children(node) if id(child) not in sizes)
@@ -114,19 +128,30 @@ def load_bounded(text: str) -> Any:
         try:
             node = loader.get_single_node()
         except RecursionError:  # a guard: the depth check stops far earlier
-            raise RefusedYAML("nested too deeply", expected=f"at most {MAX_DEPTH} levels",
-                              found="more than Python can recurse", fix="flatten the config") from None
+            raise RefusedYAML(
+                "nested too deeply",
+                expected=f"at most {MAX_DEPTH} levels",
+                found="more than Python can recurse",
+                fix="flatten the config",
+            ) from None
         if node is None:
             return None
         size = expanded_size(node)
         if size > MAX_EXPANDED_NODES:
-            raise RefusedYAML("too large once its aliases are expanded (an alias bomb?)",
-                              expected=f"at most {MAX_EXPANDED_NODES} values with every *alias counted",
-                              found=f"more than {MAX_EXPANDED_NODES}", fix="remove the nested &anchors/*aliases")
+            raise RefusedYAML(
+                "too large once its aliases are expanded (an alias bomb?)",
+                expected=f"at most {MAX_EXPANDED_NODES} values with every *alias counted",
+                found=f"more than {MAX_EXPANDED_NODES}",
+                fix="remove the nested &anchors/*aliases",
+            )
         try:
             return loader.construct_document(node)
         except ValueError as exc:  # a value Python refuses to convert (defensive)
-            raise RefusedYAML("a value that cannot be converted", expected="plain YAML values",
-                              found=str(exc)[:200], fix="fix or quote the value") from None
+            raise RefusedYAML(
+                "a value that cannot be converted",
+                expected="plain YAML values",
+                found=str(exc)[:200],
+                fix="fix or quote the value",
+            ) from None
     finally:
         loader.dispose()

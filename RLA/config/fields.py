@@ -1,4 +1,5 @@
 """Declarative config fields and the generic validator of one config section."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -10,10 +11,18 @@ from RLA.errors import ConfigError
 T = TypeVar("T")
 
 
-def option(default: Any = None, *, types: Tuple[type, ...] = (str,), doc: str = "",
-           choices: Optional[Sequence[Any]] = None, aliases: Sequence[str] = (),
-           secret: bool = False, convert: Optional[Callable[[Any], Any]] = None,
-           list_of: Optional[Tuple[type, ...]] = None, default_factory: Any = None) -> Any:
+def option(
+    default: Any = None,
+    *,
+    types: Tuple[type, ...] = (str,),
+    doc: str = "",
+    choices: Optional[Sequence[Any]] = None,
+    aliases: Sequence[str] = (),
+    secret: bool = False,
+    convert: Optional[Callable[[Any], Any]] = None,
+    list_of: Optional[Tuple[type, ...]] = None,
+    default_factory: Any = None,
+) -> Any:
     """A dataclass field carrying its validation rules in ``metadata``.
 
     Args:
@@ -26,16 +35,29 @@ def option(default: Any = None, *, types: Tuple[type, ...] = (str,), doc: str = 
         convert: applied to the value after the type check.
         list_of: for list fields, the accepted element types.
     """
-    meta = {"types": types, "doc": doc, "choices": choices, "aliases": tuple(aliases),
-            "secret": secret, "convert": convert, "list_of": list_of}
+    meta = {
+        "types": types,
+        "doc": doc,
+        "choices": choices,
+        "aliases": tuple(aliases),
+        "secret": secret,
+        "convert": convert,
+        "list_of": list_of,
+    }
     if default_factory is not None:
         return dataclasses.field(default_factory=default_factory, metadata=meta)
     return dataclasses.field(default=default, metadata=meta)
 
 
 def _type_names(types: Tuple[type, ...]) -> str:
-    names = {bool: "a boolean (true/false)", int: "an integer", float: "a number", str: "a string",
-             list: "a list", dict: "a mapping"}
+    names = {
+        bool: "a boolean (true/false)",
+        int: "an integer",
+        float: "a number",
+        str: "a string",
+        list: "a list",
+        dict: "a mapping",
+    }
     return " or ".join(names.get(t, t.__name__) for t in types)
 
 
@@ -55,10 +77,12 @@ def validate_section(cls: Type[T], raw: Any, source: str, prefix: str = "") -> T
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
-        raise ConfigError(f"{source}: section {prefix.rstrip('.') or '<top>'} is not a mapping",
-                          expected="a mapping of keys to values",
-                          found=f"{type(raw).__name__} {raw!r}",
-                          fix="indent the keys under the section name")
+        raise ConfigError(
+            f"{source}: section {prefix.rstrip('.') or '<top>'} is not a mapping",
+            expected="a mapping of keys to values",
+            found=f"{type(raw).__name__} {raw!r}",
+            fix="indent the keys under the section name",
+        )
     fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     lookup: Dict[str, str] = {}
     for f in fields.values():
@@ -70,10 +94,12 @@ def validate_section(cls: Type[T], raw: Any, source: str, prefix: str = "") -> T
         if key not in lookup:
             close = difflib.get_close_matches(str(key), list(lookup), n=1, cutoff=0.6)
             hint = f"did you mean {prefix}{close[0]}? " if close else ""
-            raise ConfigError(f"{source}: unknown key {prefix}{key}",
-                              expected=f"one of {', '.join(prefix + k for k in sorted(lookup))}",
-                              found=f"{prefix}{key}",
-                              fix=f"{hint}remove or rename the key")
+            raise ConfigError(
+                f"{source}: unknown key {prefix}{key}",
+                expected=f"one of {', '.join(prefix + k for k in sorted(lookup))}",
+                found=f"{prefix}{key}",
+                fix=f"{hint}remove or rename the key",
+            )
         if isinstance(value, str) and not value.strip():
             continue  # the original's templates write '' for "not set": keep the default
         name = lookup[key]
@@ -107,23 +133,33 @@ def _check(field: dataclasses.Field, value: Any, source: str, key: str) -> Any:
     if not ok and float in types and isinstance(value, int) and not isinstance(value, bool):
         ok = True
     if not ok:
-        raise ConfigError(f"{source}: key {key} has the wrong type",
-                          expected=f"{_type_names(types)}" + (f" — {meta['doc']}" if meta.get("doc") else ""),
-                          found=_show(value, secret), fix=f"set {key} to {_type_names(types)}")
+        raise ConfigError(
+            f"{source}: key {key} has the wrong type",
+            expected=f"{_type_names(types)}" + (f" — {meta['doc']}" if meta.get("doc") else ""),
+            found=_show(value, secret),
+            fix=f"set {key} to {_type_names(types)}",
+        )
     list_of = meta.get("list_of")
     if list_of and isinstance(value, list):
         for item in value:
             if not isinstance(item, list_of):
-                raise ConfigError(f"{source}: key {key} has an element of the wrong type",
-                                  expected=f"a list of {_type_names(list_of)}",
-                                  found=_show(item, secret), fix=f"fix the elements of {key}")
+                raise ConfigError(
+                    f"{source}: key {key} has an element of the wrong type",
+                    expected=f"a list of {_type_names(list_of)}",
+                    found=_show(item, secret),
+                    fix=f"fix the elements of {key}",
+                )
     convert = meta.get("convert")
     if convert is not None:
         try:
             value = convert(value)
         except (TypeError, ValueError) as exc:
-            raise ConfigError(f"{source}: key {key} has a bad value", expected=meta.get("doc") or "a valid value",
-                              found=_show(value, secret), fix=str(exc)) from exc
+            raise ConfigError(
+                f"{source}: key {key} has a bad value",
+                expected=meta.get("doc") or "a valid value",
+                found=_show(value, secret),
+                fix=str(exc),
+            ) from exc
     choices = meta.get("choices")
     if choices is not None:
         items = value if isinstance(value, list) else [value]
@@ -131,9 +167,12 @@ def _check(field: dataclasses.Field, value: Any, source: str, key: str) -> Any:
             if item not in choices:
                 close = difflib.get_close_matches(str(item), [str(c) for c in choices], n=1)
                 hint = f"did you mean {close[0]!r}? " if close else ""
-                raise ConfigError(f"{source}: key {key} has a bad value",
-                                  expected=f"one of {', '.join(repr(c) for c in choices)}",
-                                  found=_show(item, secret), fix=f"{hint}use an allowed value")
+                raise ConfigError(
+                    f"{source}: key {key} has a bad value",
+                    expected=f"one of {', '.join(repr(c) for c in choices)}",
+                    found=_show(item, secret),
+                    fix=f"{hint}use an allowed value",
+                )
     return value
 
 

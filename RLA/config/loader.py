@@ -1,4 +1,5 @@
 """Read ``rla_config.yaml`` (or a dict) into a validated :class:`RLAConfig`; the only YAML reader."""
+
 from __future__ import annotations
 
 import difflib
@@ -13,8 +14,12 @@ from RLA.config.schema import BackupConfig, ProjectType, RLAConfig
 from RLA.errors import ConfigError
 
 CONFIG_NAME = "rla_config.yaml"
-_SECTIONS = {"PROJECT_TYPE": ProjectType, "BACKUP_CONFIG": BackupConfig,
-             "REMOTE_SETTING": RemoteSettings, "REDACT": RedactSettings}
+_SECTIONS = {
+    "PROJECT_TYPE": ProjectType,
+    "BACKUP_CONFIG": BackupConfig,
+    "REMOTE_SETTING": RemoteSettings,
+    "REDACT": RedactSettings,
+}
 _SCALARS = {"LOG_USED", "DL_FRAMEWORK", "SEND_LOG_FILE", "DATA_ROOT", "HEARTBEAT_INTERVAL", "STDOUT_INTERVAL"}
 _FRAMEWORKS = ("torch", "tensorflow", "none")
 
@@ -34,31 +39,43 @@ def read_yaml(path: Union[str, os.PathLike]) -> Any:
 
     path = Path(path)
     if not path.is_file():
-        raise ConfigError(f"Config file {path} not found", expected="an existing rla_config.yaml",
-                          found="no such file" if not path.exists() else f"not a regular file ({kind_of(path)})",
-                          fix="create one with `rla init` or pass the right path to exp_manager.configure")
+        raise ConfigError(
+            f"Config file {path} not found",
+            expected="an existing rla_config.yaml",
+            found="no such file" if not path.exists() else f"not a regular file ({kind_of(path)})",
+            fix="create one with `rla init` or pass the right path to exp_manager.configure",
+        )
     try:
         text = read_text(path.resolve(), MAX_CONFIG_BYTES)  # a linked config is fine: its target is read
     except (UnreadableFileError, FileNotFoundError) as exc:
         reason = getattr(exc, "reason", "no such file")
-        raise ConfigError(f"{path}: cannot be read as a config", expected=f"a UTF-8 YAML text file of at most "
-                          f"{MAX_CONFIG_BYTES} bytes", found=reason, fix="point to your rla_config.yaml "
-                          "(`rla init` writes one)") from None
+        raise ConfigError(
+            f"{path}: cannot be read as a config",
+            expected=f"a UTF-8 YAML text file of at most {MAX_CONFIG_BYTES} bytes",
+            found=reason,
+            fix="point to your rla_config.yaml (`rla init` writes one)",
+        ) from None
     try:
         return load_bounded(text)
     except RefusedYAML as exc:
-        raise ConfigError(f"{path}: {exc.problem}{exc.where}", expected=exc.expected, found=exc.found,
-                          fix=exc.fix) from None
+        raise ConfigError(
+            f"{path}: {exc.problem}{exc.where}", expected=exc.expected, found=exc.found, fix=exc.fix
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise ConfigError(f"{path}: malformed YAML{where}", expected="valid YAML",
-                          found=str(getattr(exc, "problem", exc)),
-                          fix="fix the syntax (indentation, colons, quotes)") from exc
+        raise ConfigError(
+            f"{path}: malformed YAML{where}",
+            expected="valid YAML",
+            found=str(getattr(exc, "problem", exc)),
+            fix="fix the syntax (indentation, colons, quotes)",
+        ) from exc
 
 
-def load_config(source: Union[str, os.PathLike, Mapping[str, Any], RLAConfig, None],
-                project_root: Optional[Union[str, os.PathLike]] = None) -> RLAConfig:
+def load_config(
+    source: Union[str, os.PathLike, Mapping[str, Any], RLAConfig, None],
+    project_root: Optional[Union[str, os.PathLike]] = None,
+) -> RLAConfig:
     """Load and validate a configuration.
 
     Args:
@@ -87,10 +104,17 @@ def load_config(source: Union[str, os.PathLike, Mapping[str, Any], RLAConfig, No
         if raw is None:
             raw = {}
     if not isinstance(raw, dict):
-        raise ConfigError(f"{origin}: the config is not a mapping", expected="top-level keys such as LOG_USED",
-                          found=f"{type(raw).__name__}", fix="write the config as 'KEY: value' lines")
-    root = Path(project_root).resolve() if project_root is not None else (
-        file_path.parent if file_path is not None else Path.cwd())
+        raise ConfigError(
+            f"{origin}: the config is not a mapping",
+            expected="top-level keys such as LOG_USED",
+            found=f"{type(raw).__name__}",
+            fix="write the config as 'KEY: value' lines",
+        )
+    root = (
+        Path(project_root).resolve()
+        if project_root is not None
+        else (file_path.parent if file_path is not None else Path.cwd())
+    )
     return _build(raw, origin, file_path, root)
 
 
@@ -101,8 +125,12 @@ def _build(raw: Dict[str, Any], origin: str, file_path: Optional[Path], root: Pa
         if key not in known:
             close = difflib.get_close_matches(str(key), sorted(known), n=1, cutoff=0.6)
             hint = f"did you mean {close[0]}? " if close else ""
-            raise ConfigError(f"{origin}: unknown key {key}", expected=f"one of {', '.join(sorted(known))}",
-                              found=str(key), fix=f"{hint}remove or rename the key")
+            raise ConfigError(
+                f"{origin}: unknown key {key}",
+                expected=f"one of {', '.join(sorted(known))}",
+                found=str(key),
+                fix=f"{hint}remove or rename the key",
+            )
         if key in _SECTIONS:
             values[key] = validate_section(_SECTIONS[key], value, origin, prefix=f"{key}.")
     values.update(_scalars(raw, origin))
@@ -116,38 +144,60 @@ def _scalars(raw: Dict[str, Any], origin: str) -> Dict[str, Any]:
         if isinstance(used, str):
             used = [used]
         if not isinstance(used, list) or not all(isinstance(u, str) for u in used):
-            raise ConfigError(f"{origin}: key LOG_USED has the wrong type",
-                              expected="a list of output format names, e.g. [stdout, log, csv, tensorboard]",
-                              found=repr(used), fix="write LOG_USED as a YAML list of names")
+            raise ConfigError(
+                f"{origin}: key LOG_USED has the wrong type",
+                expected="a list of output format names, e.g. [stdout, log, csv, tensorboard]",
+                found=repr(used),
+                fix="write LOG_USED as a YAML list of names",
+            )
         out["LOG_USED"] = list(dict.fromkeys(used))
     if raw.get("DL_FRAMEWORK") is not None:
         framework = raw["DL_FRAMEWORK"]
         if not isinstance(framework, str) or framework.lower() not in _FRAMEWORKS:
-            raise ConfigError(f"{origin}: key DL_FRAMEWORK has a bad value", expected=f"one of {', '.join(_FRAMEWORKS)}",
-                              found=repr(framework), fix="choose the checkpoint backend of your framework")
+            raise ConfigError(
+                f"{origin}: key DL_FRAMEWORK has a bad value",
+                expected=f"one of {', '.join(_FRAMEWORKS)}",
+                found=repr(framework),
+                fix="choose the checkpoint backend of your framework",
+            )
         out["DL_FRAMEWORK"] = framework.lower()
     if raw.get("SEND_LOG_FILE") is not None:
         if not isinstance(raw["SEND_LOG_FILE"], bool):
-            raise ConfigError(f"{origin}: key SEND_LOG_FILE has the wrong type", expected="true or false",
-                              found=repr(raw["SEND_LOG_FILE"]), fix="write SEND_LOG_FILE: true (or false)")
+            raise ConfigError(
+                f"{origin}: key SEND_LOG_FILE has the wrong type",
+                expected="true or false",
+                found=repr(raw["SEND_LOG_FILE"]),
+                fix="write SEND_LOG_FILE: true (or false)",
+            )
         out["SEND_LOG_FILE"] = raw["SEND_LOG_FILE"]
     if raw.get("DATA_ROOT") is not None:
         if not isinstance(raw["DATA_ROOT"], str):
-            raise ConfigError(f"{origin}: key DATA_ROOT has the wrong type", expected="a path string",
-                              found=repr(raw["DATA_ROOT"]), fix="write DATA_ROOT: ./data (relative to the config)")
+            raise ConfigError(
+                f"{origin}: key DATA_ROOT has the wrong type",
+                expected="a path string",
+                found=repr(raw["DATA_ROOT"]),
+                fix="write DATA_ROOT: ./data (relative to the config)",
+            )
         out["DATA_ROOT"] = raw["DATA_ROOT"]
     if raw.get("HEARTBEAT_INTERVAL") is not None:
         beat = raw["HEARTBEAT_INTERVAL"]
         if isinstance(beat, bool) or not isinstance(beat, (int, float)) or beat <= 0:
-            raise ConfigError(f"{origin}: key HEARTBEAT_INTERVAL has a bad value", expected="a positive number of seconds",
-                              found=repr(beat), fix="write HEARTBEAT_INTERVAL: 30")
+            raise ConfigError(
+                f"{origin}: key HEARTBEAT_INTERVAL has a bad value",
+                expected="a positive number of seconds",
+                found=repr(beat),
+                fix="write HEARTBEAT_INTERVAL: 30",
+            )
         out["HEARTBEAT_INTERVAL"] = float(beat)
     if raw.get("STDOUT_INTERVAL") is not None:
         every = raw["STDOUT_INTERVAL"]
         if isinstance(every, bool) or not isinstance(every, (int, float)) or not every >= 0:
-            raise ConfigError(f"{origin}: key STDOUT_INTERVAL has a bad value",
-                              expected="seconds between two tables printed on stdout, >= 0 (0 = every dump)",
-                              found=repr(every), fix="write STDOUT_INTERVAL: 5")
+            raise ConfigError(
+                f"{origin}: key STDOUT_INTERVAL has a bad value",
+                expected="seconds between two tables printed on stdout, >= 0 (0 = every dump)",
+                found=repr(every),
+                fix="write STDOUT_INTERVAL: 5",
+            )
         out["STDOUT_INTERVAL"] = float(every)
     return out
 

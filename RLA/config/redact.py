@@ -1,4 +1,5 @@
 """The ``REDACT`` section: which keys and values RLA treats as secrets in what it writes."""
+
 from __future__ import annotations
 
 import os
@@ -36,16 +37,33 @@ class RedactSettings:
     ``values`` is never part of :func:`RLA.config.fields.public_dict` nor of ``repr``.
     """
 
-    key_patterns: List[str] = option(types=(list,), list_of=(str,), convert=_patterns,
-                                     default_factory=lambda: list(DEFAULT_KEY_PATTERNS),
-                                     doc="case-insensitive globs of secret keys; replaces the default list")
-    values: List[str] = option(types=(list,), list_of=(str, int), secret=True, default_factory=list,
-                               doc="extra secret values hidden in every form (prefer REDACT.env)")
-    env: List[str] = option(types=(list,), list_of=(str,), convert=_env_names,
-                            default_factory=lambda: [PASSWORD_ENV],
-                            doc="environment variables whose values are secrets")
-    min_length: int = option(MIN_SECRET_LENGTH, types=(int,), convert=_at_least_one,
-                             doc="known values shorter than this are not searched for in text")
+    key_patterns: List[str] = option(
+        types=(list,),
+        list_of=(str,),
+        convert=_patterns,
+        default_factory=lambda: list(DEFAULT_KEY_PATTERNS),
+        doc="case-insensitive globs of secret keys; replaces the default list",
+    )
+    values: List[str] = option(
+        types=(list,),
+        list_of=(str, int),
+        secret=True,
+        default_factory=list,
+        doc="extra secret values hidden in every form (prefer REDACT.env)",
+    )
+    env: List[str] = option(
+        types=(list,),
+        list_of=(str,),
+        convert=_env_names,
+        default_factory=lambda: [PASSWORD_ENV],
+        doc="environment variables whose values are secrets",
+    )
+    min_length: int = option(
+        MIN_SECRET_LENGTH,
+        types=(int,),
+        convert=_at_least_one,
+        doc="known values shorter than this are not searched for in text",
+    )
 
     def policy(self, extra_values: Iterable[Any] = ()) -> RedactionPolicy:
         """A new policy with these settings, the values of the ``env`` variables and ``extra_values``."""
@@ -53,5 +71,7 @@ class RedactSettings:
         return RedactionPolicy(self.key_patterns, values, self.min_length)
 
     def __repr__(self) -> str:  # never show the values
-        return (f"RedactSettings(key_patterns={self.key_patterns!r}, values=<{len(self.values)} hidden>, "
-                f"env={self.env!r}, min_length={self.min_length!r})")
+        return (
+            f"RedactSettings(key_patterns={self.key_patterns!r}, values=<{len(self.values)} hidden>, "
+            f"env={self.env!r}, min_length={self.min_length!r})"
+        )

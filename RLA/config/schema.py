@@ -1,4 +1,5 @@
 """The shape of ``rla_config.yaml``: sections, keys, types and defaults."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -31,19 +32,25 @@ def installed_framework() -> str:
 class ProjectType:
     """``PROJECT_TYPE``: how the code is backed up."""
 
-    backup_code_by: str = option("source", choices=("source", "lib"),
-                                 doc="'source' copies backup_code_dir, 'lib' copies lib_dir")
+    backup_code_by: str = option(
+        "source", choices=("source", "lib"), doc="'source' copies backup_code_dir, 'lib' copies lib_dir"
+    )
 
 
 @dataclass(frozen=True)
 class BackupConfig:
     """``BACKUP_CONFIG``: what the code backup copies and ignores."""
 
-    backup_code_dir: List[str] = option(types=(list,), list_of=(str,), default_factory=list,
-                                        doc="dirs/files to back up, relative to the config's folder")
+    backup_code_dir: List[str] = option(
+        types=(list,),
+        list_of=(str,),
+        default_factory=list,
+        doc="dirs/files to back up, relative to the config's folder",
+    )
     lib_dir: str = option("./build/lib/", doc="built library dir for 'lib' mode")
-    ignore_code_paths: Optional[List[str]] = option(None, types=(list,), list_of=(str,),
-                                                    doc="gitignore-style files applied to the backup")
+    ignore_code_paths: Optional[List[str]] = option(
+        None, types=(list,), list_of=(str,), doc="gitignore-style files applied to the backup"
+    )
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
 """The original ``RLA.easy_log.const`` names: the data-type folders of a database."""
+
 from __future__ import annotations
 
 from RLA import layout
@@ -32,5 +33,17 @@ class LogDataType:
     STDOUT = "stdout"
 
 
-__all__ = ["LOG", "CODE", "CHECKPOINT", "ARCHIVE_TESTER", "OTHER_RESULTS", "ARCHIVED_TABLE", "TMP_DATA",
-           "HYPARAMETER", "HYPARAM_FILE_NAME", "default_log_types", "LoadTesterMode", "LogDataType"]
+__all__ = [
+    "LOG",
+    "CODE",
+    "CHECKPOINT",
+    "ARCHIVE_TESTER",
+    "OTHER_RESULTS",
+    "ARCHIVED_TABLE",
+    "TMP_DATA",
+    "HYPARAMETER",
+    "HYPARAM_FILE_NAME",
+    "default_log_types",
+    "LoadTesterMode",
+    "LogDataType",
+]

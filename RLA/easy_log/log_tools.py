@@ -6,6 +6,7 @@ deletes go to ``<data_root>/.trash/`` (``rla trash list|restore|empty`` manage i
 of a run moves together, and no pickle is ever loaded (``PrettyPlotterTool`` reads the
 hyper-parameters the query reads). Counts are the original's: matched (run x data type).
 """
+
 from __future__ import annotations
 
 import json
@@ -67,9 +68,14 @@ class BasicLogTool:
     def _runs(self, regex: str) -> List[RunLayout]:
         return [row.layout for row in self._rows(regex)]
 
-    def _find_small_timestep_log(self, proj_root: str, task_table_name: str, regex: str,
-                                 timstep_upper_bound: float = np.inf,
-                                 timestep_lower_bound: float = 0) -> List[List[str]]:
+    def _find_small_timestep_log(
+        self,
+        proj_root: str,
+        task_table_name: str,
+        regex: str,
+        timstep_upper_bound: float = np.inf,
+        timestep_lower_bound: float = 0,
+    ) -> List[List[str]]:
         """``[[index, log_dir], ...]`` of runs whose largest time-step is within the bounds."""
         self.proj_root, self.task_table_name = proj_root, task_table_name
         found = []
@@ -87,8 +93,9 @@ class BasicLogTool:
 class DeleteLogTool(BasicLogTool):
     """Delete the matching runs (every data type) into ``<proj_root>/.trash/``."""
 
-    def __init__(self, proj_root: str, task_table_name: str, regex: str, filter: Filter, *args: Any,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self, proj_root: str, task_table_name: str, regex: str, filter: Filter, *args: Any, **kwargs: Any
+    ) -> None:
         self.proj_root, self.task_table_name, self.regex = proj_root, task_table_name, regex
         if not isinstance(filter, Filter):
             raise TypeError(f"filter must be a log_tools.Filter, not {type(filter).__name__}")
@@ -109,7 +116,9 @@ class DeleteLogTool(BasicLogTool):
             plan.apply()
         return count
 
-    def delete_related_log(self, skip_ask: bool = False, delete_log_types: Optional[Sequence[str]] = None) -> int:
+    def delete_related_log(
+        self, skip_ask: bool = False, delete_log_types: Optional[Sequence[str]] = None
+    ) -> int:
         """Delete every run matching ``regex``; returns the matched (run x data type) count."""
         runs = self._runs(self.regex)
         self._delete(runs, True, delete_log_types)
@@ -119,8 +128,9 @@ class DeleteLogTool(BasicLogTool):
 
     def delete_small_timestep_log(self, skip_ask: bool = False) -> int:
         """Delete the matching runs whose largest time-step is at most the filter's bound."""
-        self.small_timestep_regs = self._find_small_timestep_log(self.proj_root, self.task_table_name, self.regex,
-                                                                 timstep_upper_bound=self.filter.timstep_bound)
+        self.small_timestep_regs = self._find_small_timestep_log(
+            self.proj_root, self.task_table_name, self.regex, timstep_upper_bound=self.filter.timstep_bound
+        )
         indexes = {reg for reg, _ in self.small_timestep_regs}
         runs = [run for run in self._runs(self.regex) if run.record_date in indexes]
         self._delete(runs, True, None)
@@ -132,8 +142,15 @@ class DeleteLogTool(BasicLogTool):
 class ArchiveLogTool(BasicLogTool):
     """Copy the matching runs to ``<proj_root>/arc/`` (the sources stay, like the original)."""
 
-    def __init__(self, proj_root: str, task_table_name: str, regex: str, archive_table_name: str = ARCHIVED_TABLE,
-                 *args: Any, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        proj_root: str,
+        task_table_name: str,
+        regex: str,
+        archive_table_name: str = ARCHIVED_TABLE,
+        *args: Any,
+        **kwargs: Any,
+    ) -> None:
         self.proj_root, self.task_table_name, self.regex = proj_root, task_table_name, regex
         self.archive_table_name = archive_table_name
         super().__init__(*args, **kwargs)
@@ -154,8 +171,16 @@ class ArchiveLogTool(BasicLogTool):
 class MigrateLogTool(BasicLogTool):
     """Copy the matching runs to another task (and data root); their ``run.json`` follows."""
 
-    def __init__(self, proj_root: str, task_table_name: str, regex: str, target_task_table_name: str,
-                 target_proj_root: Optional[str] = None, *args: Any, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        proj_root: str,
+        task_table_name: str,
+        regex: str,
+        target_task_table_name: str,
+        target_proj_root: Optional[str] = None,
+        *args: Any,
+        **kwargs: Any,
+    ) -> None:
         self.proj_root, self.task_table_name, self.regex = proj_root, task_table_name, regex
         self.target_task_table_name = target_task_table_name
         self.target_proj_root = target_proj_root
@@ -165,8 +190,12 @@ class MigrateLogTool(BasicLogTool):
         """Copy every data type of each matching run; returns the number of runs copied."""
         from RLA.ops import plan_migrate
 
-        plan = plan_migrate(self.proj_root, self._runs(self.regex), to_task=self.target_task_table_name,
-                            to_data_root=self.target_proj_root)
+        plan = plan_migrate(
+            self.proj_root,
+            self._runs(self.regex),
+            to_task=self.target_task_table_name,
+            to_data_root=self.target_proj_root,
+        )
         print(plan.describe())
         if not _ask("migrate these files? (y/n) \n ", skip_ask):
             return 0
@@ -218,5 +247,12 @@ class PrettyPlotterTool(BasicLogTool):
         return written
 
 
-__all__ = ["Filter", "BasicLogTool", "DeleteLogTool", "ArchiveLogTool", "MigrateLogTool", "ViewLogTool",
-           "PrettyPlotterTool"]
+__all__ = [
+    "Filter",
+    "BasicLogTool",
+    "DeleteLogTool",
+    "ArchiveLogTool",
+    "MigrateLogTool",
+    "ViewLogTool",
+    "PrettyPlotterTool",
+]

@@ -5,6 +5,7 @@ is a stdout-only logger that creates no file or directory. ``configure()`` close
 previous logger's files and installs a new one; ``reset()`` closes it and goes back to the
 stdout-only default. Tests may call ``reset()`` freely: there is no other module state.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -14,8 +15,7 @@ import time
 from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Sequence
 
 from RLA.errors import BackendNotInstalledError, LoggerError
-from RLA.logger.core import (BACKUP, DEBUG, DISABLED, ERROR, INFO, WARN, FormatSpec, Logger,
-                             Exclude)
+from RLA.logger.core import BACKUP, DEBUG, DISABLED, ERROR, INFO, WARN, Exclude, FormatSpec, Logger
 from RLA.logger.formats import make_output_format, output_formats, register_output_format
 from RLA.logger.formats.base import KVWriter, SeqWriter
 from RLA.logger.formats.csv import CSVOutputFormat
@@ -48,9 +48,13 @@ def get_current() -> Logger:
     return _State.current
 
 
-def configure(dir: Optional[str] = None, format_strs: Optional[Sequence[FormatSpec]] = None,
-              hyper_params: Optional[Mapping[str, Any]] = None,
-              on_dump: Optional[Callable[[Dict[str, Any]], Any]] = None, **kw: Any) -> Logger:
+def configure(
+    dir: Optional[str] = None,
+    format_strs: Optional[Sequence[FormatSpec]] = None,
+    hyper_params: Optional[Mapping[str, Any]] = None,
+    on_dump: Optional[Callable[[Dict[str, Any]], Any]] = None,
+    **kw: Any,
+) -> Logger:
     """Close the current logger and install a new one.
 
     Args:
@@ -69,17 +73,28 @@ def configure(dir: Optional[str] = None, format_strs: Optional[Sequence[FormatSp
     """
     unknown = sorted(set(kw) - set(_IGNORED_KW) - set(_ACCEPTED_KW))
     if unknown:
-        raise LoggerError(f"logger.configure() got unknown keyword(s) {unknown}",
-                          expected=f"dir, format_strs, hyper_params, on_dump, {', '.join(_ACCEPTED_KW)}",
-                          found=", ".join(unknown), fix="remove or rename the keyword")
+        raise LoggerError(
+            f"logger.configure() got unknown keyword(s) {unknown}",
+            expected=f"dir, format_strs, hyper_params, on_dump, {', '.join(_ACCEPTED_KW)}",
+            found=", ".join(unknown),
+            fix="remove or rename the keyword",
+        )
     if dir is None:
         dir = os.environ.get("RLA_LOGDIR") or None
     if format_strs is None:
         env = os.environ.get("RLA_LOG_FORMAT", "")
-        format_strs = [f for f in env.split(",") if f] or \
-            (list(DEFAULT_FILE_FORMATS) if dir is not None else ["stdout"])
-    new = Logger(dir, list(format_strs), hyper_params=hyper_params, on_dump=on_dump,
-                 level=kw.get("level", INFO), time_step=kw.get("time_step"), redact=kw.get("redact"))
+        format_strs = [f for f in env.split(",") if f] or (
+            list(DEFAULT_FILE_FORMATS) if dir is not None else ["stdout"]
+        )
+    new = Logger(
+        dir,
+        list(format_strs),
+        hyper_params=hyper_params,
+        on_dump=on_dump,
+        level=kw.get("level", INFO),
+        time_step=kw.get("time_step"),
+        redact=kw.get("redact"),
+    )
     old, _State.current = _State.current, new
     if old is not None:
         old.close()
@@ -94,14 +109,14 @@ def reset() -> None:
 
 
 @contextlib.contextmanager
-def scoped_configure(dir: Optional[str] = None, format_strs: Optional[Sequence[FormatSpec]] = None,
-                     **kw: Any) -> Iterator[Logger]:
+def scoped_configure(
+    dir: Optional[str] = None, format_strs: Optional[Sequence[FormatSpec]] = None, **kw: Any
+) -> Iterator[Logger]:
     """Use a new logger inside a ``with`` block, then restore the previous one (left open)."""
     previous = _State.current
     _State.current = None
     try:
-        with Logger(dir, list(format_strs or (DEFAULT_FILE_FORMATS if dir else ["stdout"])),
-                    **kw) as scoped:
+        with Logger(dir, list(format_strs or (DEFAULT_FILE_FORMATS if dir else ["stdout"])), **kw) as scoped:
             _State.current = scoped
             yield scoped
     finally:
@@ -132,15 +147,20 @@ def log_key_value(keys: Sequence[str], values: Sequence[Any], prefix_name: str =
     get_current().log_key_value(keys, values, prefix_name)
 
 
-def ma_record_tabular(key: str, val: Any, record_len: int, ignore_nan: bool = False,
-                      exclude: Exclude = None, freq: Optional[int] = None) -> None:
+def ma_record_tabular(
+    key: str,
+    val: Any,
+    record_len: int,
+    ignore_nan: bool = False,
+    exclude: Exclude = None,
+    freq: Optional[int] = None,
+) -> None:
     """Record the moving average of the last ``record_len`` values once that many arrived.
 
     The argument order is the original's; ``ignore_nan=True`` leaves NaN values out of
     the window (the original accepted the flag but never dropped them).
     """
-    get_current().ma_record_tabular(key, val, record_len, exclude=exclude, freq=freq,
-                                    ignore_nan=ignore_nan)
+    get_current().ma_record_tabular(key, val, record_len, exclude=exclude, freq=freq, ignore_nan=ignore_nan)
 
 
 def dumpkvs() -> Dict[str, Any]:
@@ -160,9 +180,11 @@ def log_from_tf_summary(serialized_summary: Any) -> None:
     """TensorFlow summaries are out of scope in this re-implementation."""
     raise BackendNotInstalledError(
         "logger.log_from_tf_summary needs TensorFlow, which RLA does not support",
-        expected="scalars recorded with logger.record_tabular", found="a TensorFlow summary",
+        expected="scalars recorded with logger.record_tabular",
+        found="a TensorFlow summary",
         fix="record each value with logger.record_tabular(key, value), or use "
-            "logger.get_tbx_writer() for images, audio and histograms")
+        "logger.get_tbx_writer() for images, audio and histograms",
+    )
 
 
 # -- text ---------------------------------------------------------------------------------
@@ -234,12 +256,15 @@ class ProfileKV:
 
 def profile(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator form of :class:`ProfileKV`."""
+
     def decorator(func: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             with ProfileKV(name):
                 return func(*args, **kwargs)
+
         return wrapper
+
     return decorator
 
 
@@ -286,14 +311,17 @@ def summary_val(key: str, value: Any) -> Any:
     """A TensorFlow ``Summary.Value``: TensorFlow only."""
     raise BackendNotInstalledError(
         "logger.summary_val builds a TensorFlow summary, and RLA does not support TensorFlow",
-        expected="scalars recorded with logger.record_tabular", found=f"summary_val({key!r}, ...)",
-        fix="call logger.record_tabular(key, value) instead")
+        expected="scalars recorded with logger.record_tabular",
+        found=f"summary_val({key!r}, ...)",
+        fix="call logger.record_tabular(key, value) instead",
+    )
 
 
 def __getattr__(name: str) -> Any:
     # The TensorBoard class is resolved lazily so this module never imports tensorboardX.
     if name == "TensorBoardOutputFormat":
         from RLA.logger.formats.tensorboard import TensorBoardOutputFormat
+
         return TensorBoardOutputFormat
     if name in ("ma_dict", "lst_print_dict"):
         # The original's module globals live in the current logger: its moving-average
@@ -304,16 +332,59 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "DEBUG", "INFO", "WARN", "ERROR", "DISABLED", "BACKUP",
-    "Logger", "KVWriter", "SeqWriter", "HumanOutputFormat", "StdoutOutputFormat",
-    "LogTxtOutputFormat", "CSVOutputFormat", "JSONOutputFormat", "TensorBoardOutputFormat",
-    "output_formats", "make_output_format", "register_output_format",
-    "configure", "reset", "get_current", "scoped_configure",
-    "logkv", "record_tabular", "logkv_mean", "logkvs", "log_key_value", "ma_record_tabular",
-    "dumpkvs", "dump_tabular", "getkvs", "log_from_tf_summary",
-    "log", "debug", "info", "warn", "error", "backup", "set_level", "get_dir",
-    "get_tbx_writer", "timestep", "time_step_holder", "ProfileKV", "profile",
-    "read_csv", "read_json", "read_tb",
-    "get_time", "set_time", "open_time_tracker", "log_time_tracker", "set_comm", "valid_float_value",
+    "DEBUG",
+    "INFO",
+    "WARN",
+    "ERROR",
+    "DISABLED",
+    "BACKUP",
+    "Logger",
+    "KVWriter",
+    "SeqWriter",
+    "HumanOutputFormat",
+    "StdoutOutputFormat",
+    "LogTxtOutputFormat",
+    "CSVOutputFormat",
+    "JSONOutputFormat",
+    "TensorBoardOutputFormat",  # noqa: F822 - loaded lazily by __getattr__ (tensorboardX is heavy)
+    "output_formats",
+    "make_output_format",
+    "register_output_format",
+    "configure",
+    "reset",
+    "get_current",
+    "scoped_configure",
+    "logkv",
+    "record_tabular",
+    "logkv_mean",
+    "logkvs",
+    "log_key_value",
+    "ma_record_tabular",
+    "dumpkvs",
+    "dump_tabular",
+    "getkvs",
+    "log_from_tf_summary",
+    "log",
+    "debug",
+    "info",
+    "warn",
+    "error",
+    "backup",
+    "set_level",
+    "get_dir",
+    "get_tbx_writer",
+    "timestep",
+    "time_step_holder",
+    "ProfileKV",
+    "profile",
+    "read_csv",
+    "read_json",
+    "read_tb",
+    "get_time",
+    "set_time",
+    "open_time_tracker",
+    "log_time_tracker",
+    "set_comm",
+    "valid_float_value",
     "summary_val",
 ]

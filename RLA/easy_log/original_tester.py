@@ -5,6 +5,7 @@
 delegations; ``exp_manager`` is an instance of it. TensorFlow-only methods raise
 :class:`RLA.errors.BackendNotInstalledError`. Core modules never import this one.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -26,8 +27,12 @@ def _parse_record_date(record_date: str) -> _dt.datetime:
     try:
         return _dt.datetime.strptime(str(record_date).replace("\\", "/"), "%Y/%m/%d/%H-%M-%S-%f")
     except ValueError:
-        raise RunNotFoundError(f"Bad record date {record_date!r}", expected="YYYY/MM/DD/HH-MM-SS-ffffff",
-                               found=repr(record_date), fix="copy the date part of the run's index") from None
+        raise RunNotFoundError(
+            f"Bad record date {record_date!r}",
+            expected="YYYY/MM/DD/HH-MM-SS-ffffff",
+            found=repr(record_date),
+            fix="copy the date part of the run's index",
+        ) from None
 
 
 class Tester(ExperimentManager):
@@ -39,22 +44,35 @@ class Tester(ExperimentManager):
 
     add_graph = staticmethod(tensorflow_only("Tester.add_graph", _TB))
     add_summary_to_logger = staticmethod(tensorflow_only("Tester.add_summary_to_logger", _TB))
-    dict_to_table_text_summary = staticmethod(tensorflow_only(
-        "Tester.dict_to_table_text_summary", "the hyper-parameters are already in TensorBoard's text tab and "
-        "run.json; use logger.get_tbx_writer().add_text(name, text) for other tables"))
+    dict_to_table_text_summary = staticmethod(
+        tensorflow_only(
+            "Tester.dict_to_table_text_summary",
+            "the hyper-parameters are already in TensorBoard's text tab and "
+            "run.json; use logger.get_tbx_writer().add_text(name, text) for other tables",
+        )
+    )
 
     # ----------------------------------------------------------------- names
     @classmethod
-    def log_file_finder(cls, record_date: str, task_table_name: str = "train", file_root: str = "../checkpoint/",
-                        log_type: str = "dir") -> tuple[str, str]:
+    def log_file_finder(
+        cls,
+        record_date: str,
+        task_table_name: str = "train",
+        file_root: str = "../checkpoint/",
+        log_type: str = "dir",
+    ) -> tuple[str, str]:
         """``(date folder, entry)`` of the run recorded at ``record_date`` under ``file_root/<task>``.
 
         ``log_type`` ``'dir'`` looks for a folder, ``'files'`` for a file; ``entry`` is ``''``
         when nothing matches (as in the original).
         """
         if log_type not in ("dir", "files"):
-            raise RLAError(f"Unknown log_type {log_type!r}", expected="'dir' or 'files'", found=repr(log_type),
-                           fix="pass log_type='dir' (log, code, checkpoint...) or 'files' (archive_tester)")
+            raise RLAError(
+                f"Unknown log_type {log_type!r}",
+                expected="'dir' or 'files'",
+                found=repr(log_type),
+                fix="pass log_type='dir' (log, code, checkpoint...) or 'files' (archive_tester)",
+            )
         when = _parse_record_date(record_date)
         directory = str(Path(file_root) / task_table_name / when.strftime("%Y/%m/%d"))
         folder = Path(directory)
@@ -92,8 +110,12 @@ class Tester(ExperimentManager):
             return f"{prefix}/{date}/{layout.name}"
         version = self.get_version_num()
         if version not in (None, LOG_NAME_FORMAT_VERSION.V1):
-            raise RLAError(f"Unknown run-name version {version!r}", expected="'v1' or None", found=repr(version),
-                           fix="set log_name_format_version = 'v1'")
+            raise RLAError(
+                f"Unknown run-name version {version!r}",
+                expected="'v1' or None",
+                found=repr(version),
+                fix="set log_name_format_version = 'v1'",
+            )
         sep = " " if version is None else "_"
         return f"{prefix}/{date}/{self.record_date_to_str(record_date)}{sep}{self.ipaddr}{sep}{self.info}"
 
@@ -134,8 +156,12 @@ class Tester(ExperimentManager):
 
         layout = getattr(source_tester, "layout", None)
         if layout is None:
-            raise RLAError("log_file_copy() needs a past run", expected="exp_manager.load_tester(record_date, "
-                           "task, data_root)", found=repr(source_tester), fix="load the run first")
+            raise RLAError(
+                "log_file_copy() needs a past run",
+                expected="exp_manager.load_tester(record_date, task, data_root)",
+                found=repr(source_tester),
+                fix="load the run first",
+            )
         loader = ExperimentLoader(manager=self).config(layout.task, layout.record_date, layout.data_root)
         loader.fork_log_files(hp_to_overwrite=list(self.hyper_param))
         for key, value in (getattr(source_tester, "custom_data", None) or {}).items():
@@ -154,7 +180,9 @@ def import_hyper_parameters(task_table_name: str, record_date: str) -> Any:
     import argparse
 
     manager = _current()
-    return argparse.Namespace(**manager.load_tester(record_date, task_table_name, str(manager.data_root)).hyper_param)
+    return argparse.Namespace(
+        **manager.load_tester(record_date, task_table_name, str(manager.data_root)).hyper_param
+    )
 
 
 def load_from_record_date(task_table_name: str, record_date: str) -> tuple[int, dict[str, Any]]:

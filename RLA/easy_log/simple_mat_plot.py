@@ -5,6 +5,7 @@ They draw through :func:`RLA.recorders.pretty_plot`: a fresh figure each call, c
 saving, written atomically, never overwriting an existing file unless ``cover=True``.
 Fixed: importing the module no longer forces matplotlib's ``Agg`` backend.
 """
+
 from __future__ import annotations
 
 import os
@@ -25,11 +26,32 @@ def _target(name: str, pretty: bool, save_path: str | None) -> tuple[str | None,
     return exp_manager.results_dir, name + (".pdf" if pretty else ".png")
 
 
-def _save(name: str, draw: Callable[[], None], pretty: bool, save_path: str | None, cover: bool,
-          xlabel: str, ylabel: str, title: str | None, legend_outside: bool = False) -> Path | None:
+def _save(
+    name: str,
+    draw: Callable[[], None],
+    pretty: bool,
+    save_path: str | None,
+    cover: bool,
+    xlabel: str,
+    ylabel: str,
+    title: str | None,
+    legend_outside: bool = False,
+) -> Path | None:
     folder, file_name = _target(name, pretty, save_path)
-    return pretty_plot(folder, file_name, draw, None, cover, legend_outside, xlabel, ylabel, title or "",
-                       False, True, pretty=pretty)
+    return pretty_plot(
+        folder,
+        file_name,
+        draw,
+        None,
+        cover,
+        legend_outside,
+        xlabel,
+        ylabel,
+        title or "",
+        False,
+        True,
+        pretty=pretty,
+    )
 
 
 def _series(data: Any, x: Any, y: Any) -> list:
@@ -38,15 +60,32 @@ def _series(data: Any, x: Any, y: Any) -> list:
         return [(None, d) for d in data]
     if x is not None and y is not None:
         return list(zip(x, y))
-    raise RLAError("simple_plot needs curves", expected="data=[y1, y2, ...] or x=[x1, ...] and y=[y1, ...]",
-                   found="data=None and x/y not both given", fix="pass data= or x= and y=")
+    raise RLAError(
+        "simple_plot needs curves",
+        expected="data=[y1, y2, ...] or x=[x1, ...] and y=[y1, ...]",
+        found="data=None and x/y not both given",
+        fix="pass data= or x= and y=",
+    )
 
 
-def simple_plot(name: str, data: Any = None, x: Any = None, y: Any = None, labels: Sequence[str] | None = None,
-                pretty: bool = False, xlabel: str = "", ylabel: str = "", colors: Sequence[Any] | None = None,
-                styles: Sequence[str] | None = None, cover: bool = False, title: str | None = None,
-                legend_outside: bool = False, save_path: str | None = None, *args: Any, **kwargs: Any
-                ) -> Path | None:
+def simple_plot(
+    name: str,
+    data: Any = None,
+    x: Any = None,
+    y: Any = None,
+    labels: Sequence[str] | None = None,
+    pretty: bool = False,
+    xlabel: str = "",
+    ylabel: str = "",
+    colors: Sequence[Any] | None = None,
+    styles: Sequence[str] | None = None,
+    cover: bool = False,
+    title: str | None = None,
+    legend_outside: bool = False,
+    save_path: str | None = None,
+    *args: Any,
+    **kwargs: Any,
+) -> Path | None:
     """Line plot of each curve; ``labels``/``colors``/``styles`` per curve; extra args go to ``plt.plot``."""
     import matplotlib.pyplot as plt
 
@@ -66,10 +105,21 @@ def simple_plot(name: str, data: Any = None, x: Any = None, y: Any = None, label
     return _save(name, draw, pretty, save_path, cover, xlabel, ylabel, title, legend_outside)
 
 
-def simple_hist(name: str, data: Any, labels: Sequence[str] | None = None, pretty: bool = False,
-                xlabel: str = "", ylabel: str = "", title: str | None = None,
-                colors: Sequence[Any] | None = None, styles: Sequence[str] | None = None, cover: bool = False,
-                save_path: str | None = None, *args: Any, **kwargs: Any) -> Path | None:
+def simple_hist(
+    name: str,
+    data: Any,
+    labels: Sequence[str] | None = None,
+    pretty: bool = False,
+    xlabel: str = "",
+    ylabel: str = "",
+    title: str | None = None,
+    colors: Sequence[Any] | None = None,
+    styles: Sequence[str] | None = None,
+    cover: bool = False,
+    save_path: str | None = None,
+    *args: Any,
+    **kwargs: Any,
+) -> Path | None:
     """Histogram of ``data`` (one array, or one per label); extra args go to ``plt.hist``."""
     import matplotlib.pyplot as plt
 
@@ -85,9 +135,18 @@ def simple_hist(name: str, data: Any, labels: Sequence[str] | None = None, prett
     return _save(name, draw, pretty, save_path, cover, xlabel, ylabel, title)
 
 
-def simple_scatter(name: str, datas: Sequence[Any], texts: Sequence[Any], pretty: bool = False, xlabel: str = "",
-                   ylabel: str = "", cover: bool = False, save_path: str | None = None, *args: Any,
-                   **kwargs: Any) -> Path | None:
+def simple_scatter(
+    name: str,
+    datas: Sequence[Any],
+    texts: Sequence[Any],
+    pretty: bool = False,
+    xlabel: str = "",
+    ylabel: str = "",
+    cover: bool = False,
+    save_path: str | None = None,
+    *args: Any,
+    **kwargs: Any,
+) -> Path | None:
     """Scatter of each ``(N, 2)`` array in ``datas``, annotated with its text at its mean."""
     import matplotlib.colors as mcolors
     import matplotlib.pyplot as plt

@@ -3,6 +3,7 @@
 ``with time_tracker('rollout'):`` creates the section on first use; ``time_tracker.log()``
 records ``time_used/time cost per call/rollout`` and the other statistics.
 """
+
 from __future__ import annotations
 
 from RLA.trackers import time_used_recorder as _recorder
@@ -17,4 +18,11 @@ class TimeTracker(_recorder.TimeTracker):
 
 time_tracker = TimeTracker()
 
-__all__ = ["SingleTimeTracker", "TimeTracker", "time_tracker", "time_record", "time_record_end", "rc_start_time"]
+__all__ = [
+    "SingleTimeTracker",
+    "TimeTracker",
+    "time_tracker",
+    "time_record",
+    "time_record_end",
+    "rc_start_time",
+]

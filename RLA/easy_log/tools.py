@@ -5,6 +5,7 @@
 through RLA's plans (into ``.trash/``, every data type of a run together); ``config`` is a
 :class:`~RLA.easy_log.log_tools.Filter` or ``None`` (every match).
 """
+
 from __future__ import annotations
 
 import os
@@ -21,14 +22,29 @@ from RLA.trackers.time_used_recorder import rc_start_time, time_record, time_rec
 class DeleteLogTool(_DeleteLogTool):
     """The first ``DeleteLogTool``: the database is ``<log_root>/<sub_proj>``."""
 
-    def __init__(self, log_root: str, sub_proj: str, task: str, regex: str, config: Filter | None = None,
-                 optional_log_type: Sequence[str] | None = None) -> None:
+    def __init__(
+        self,
+        log_root: str,
+        sub_proj: str,
+        task: str,
+        regex: str,
+        config: Filter | None = None,
+        optional_log_type: Sequence[str] | None = None,
+    ) -> None:
         self.log_root, self.sub_proj, self.task, self.config = log_root, sub_proj, task, config
-        super().__init__(os.path.join(log_root, sub_proj), task, regex, config or Filter(),
-                         optional_log_type=optional_log_type)
+        super().__init__(
+            os.path.join(log_root, sub_proj),
+            task,
+            regex,
+            config or Filter(),
+            optional_log_type=optional_log_type,
+        )
 
-    def delete_related_log(self, skip_ask: bool = False,  # type: ignore[override]
-                           delete_log_types: Sequence[str] | None = None) -> int:
+    def delete_related_log(
+        self,
+        skip_ask: bool = False,  # type: ignore[override]
+        delete_log_types: Sequence[str] | None = None,
+    ) -> int:
         """Show the matches, ask ``delete these files? (y/n)``, delete; returns the (run x type) count."""
         return super().delete_related_log(skip_ask=skip_ask, delete_log_types=delete_log_types)
 

@@ -9,6 +9,7 @@ curves, ``value_keys`` are the metrics. The figure goes to
 drops outliers per run as the original did. Fixed: the figure is not shown (pass
 ``show=True``), and no ``progress-[...].csv`` cache is written into the database.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -31,8 +32,12 @@ def split_prefix_dir(prefix_dir: str) -> tuple[Path, str]:
     """
     folder = Path(prefix_dir).expanduser().resolve()
     if folder.parent.name != LOG:
-        raise RLAError(f"{prefix_dir} is not a task's log folder", expected="<data_root>/log/<task>",
-                       found=str(folder), fix="pass prefix_dir=os.path.join(data_root, 'log', task)")
+        raise RLAError(
+            f"{prefix_dir} is not a task's log folder",
+            expected="<data_root>/log/<task>",
+            found=str(folder),
+            fix="pass prefix_dir=os.path.join(data_root, 'log', task)",
+        )
     return folder.parent.parent, folder.name
 
 
@@ -42,13 +47,28 @@ def _bounds(x_start: float | None, x_bound: float | None) -> Any:
     return (x_start, float("inf") if x_bound is None else x_bound)
 
 
-def plot_res_func(prefix_dir: str, regs: Sequence[str], param_keys: Sequence[str], value_keys: Sequence[str],
-                  scale_dict: dict[str, Callable] | None = None, replace_legend_keys: Sequence[str] | None = None,
-                  save_name: str | None = None, resample: int = int(1e3), smooth_step: float = 1.0,
-                  ylabel: Any = None, x_bound: float | None = None, y_bound: float | None = None,
-                  x_start: float | None = None, use_buf: bool = False, remove_outlier: bool = False,
-                  xlabel: str | None = None, key_to_legend_fn: Callable[..., str] | None = None,
-                  verbose: bool = True, *args: Any, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+def plot_res_func(
+    prefix_dir: str,
+    regs: Sequence[str],
+    param_keys: Sequence[str],
+    value_keys: Sequence[str],
+    scale_dict: dict[str, Callable] | None = None,
+    replace_legend_keys: Sequence[str] | None = None,
+    save_name: str | None = None,
+    resample: int = int(1e3),
+    smooth_step: float = 1.0,
+    ylabel: Any = None,
+    x_bound: float | None = None,
+    y_bound: float | None = None,
+    x_start: float | None = None,
+    use_buf: bool = False,
+    remove_outlier: bool = False,
+    xlabel: str | None = None,
+    key_to_legend_fn: Callable[..., str] | None = None,
+    verbose: bool = True,
+    *args: Any,
+    **kwargs: Any,
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """Plot the runs matching ``regs`` under ``prefix_dir``; returns ``(g2lf, score_results)``.
 
     As in the original, each run's values above ``y_bound`` are clipped to ``y_bound`` and
@@ -63,13 +83,27 @@ def plot_res_func(prefix_dir: str, regs: Sequence[str], param_keys: Sequence[str
     value_filter = ValueFilter(y_bound=y_bound, remove_outlier=bool(remove_outlier))
     data_root, task = split_prefix_dir(prefix_dir)
     regs = [reg.lstrip("/") for reg in ([regs] if isinstance(regs, str) else regs)]
-    result = _plot_func(data_root, task, regs, list(param_keys), list(value_keys), use_buf=use_buf, verbose=verbose,
-                        xlim=_bounds(x_start, x_bound), xlabel=xlabel or "time-step", ylabel=ylabel,
-                        scale_dict=scale_dict, regs2legends=replace_legend_keys,
-                        key_to_legend_fn=key_to_legend_fn or default_key_to_legend, save_name=save_name,
-                        save_dir=data_root / OTHER_RESULTS / "easy_plot" / task, resample=resample,
-                        smooth_step=smooth_step, value_filter=value_filter if value_filter.active else None,
-                        **kwargs)
+    result = _plot_func(
+        data_root,
+        task,
+        regs,
+        list(param_keys),
+        list(value_keys),
+        use_buf=use_buf,
+        verbose=verbose,
+        xlim=_bounds(x_start, x_bound),
+        xlabel=xlabel or "time-step",
+        ylabel=ylabel,
+        scale_dict=scale_dict,
+        regs2legends=replace_legend_keys,
+        key_to_legend_fn=key_to_legend_fn or default_key_to_legend,
+        save_name=save_name,
+        save_dir=data_root / OTHER_RESULTS / "easy_plot" / task,
+        resample=resample,
+        smooth_step=smooth_step,
+        value_filter=value_filter if value_filter.active else None,
+        **kwargs,
+    )
     return result.g2lf, result.score_results  # type: ignore[attr-defined]  # set by RLA.plot
 
 
@@ -80,8 +114,9 @@ def show_plt() -> None:
     plt.show()
 
 
-def scale_index_to_dict(measure: Sequence[str], scale_index: Sequence[int], scale: Sequence[float]
-                        ) -> dict[str, float]:
+def scale_index_to_dict(
+    measure: Sequence[str], scale_index: Sequence[int], scale: Sequence[float]
+) -> dict[str, float]:
     """``{measure[i]: scale factor}`` (1 for indexes not in ``scale_index``)."""
     return {m: (scale[list(scale_index).index(i)] if i in scale_index else 1) for i, m in enumerate(measure)}
 

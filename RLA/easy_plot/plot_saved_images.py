@@ -4,6 +4,7 @@
 ``img_names`` are gitignore-style patterns on the file's path inside the run's results
 folder (``'*react_func.png'``); for each, the ``max_keep_num`` newest files are shown.
 """
+
 from __future__ import annotations
 
 import os
@@ -14,7 +15,9 @@ from RLA.easy_plot.result_cls import ImgResult
 from RLA.easy_plot.utils import results_loader
 
 
-def meta_image_data_loader_func(query_res: object, selected_images: Sequence[str], max_keep_num: int) -> ImgResult:
+def meta_image_data_loader_func(
+    query_res: object, selected_images: Sequence[str], max_keep_num: int
+) -> ImgResult:
     """An :class:`ImgResult` mapping each pattern to the newest ``max_keep_num`` matching files."""
     import pathspec
 
@@ -42,9 +45,17 @@ def _show(path: str) -> None:
     plt.show()
 
 
-def plot_saved_images(data_root: str, task_table_name: str, regs: list, img_names: list,
-                      hp_filter_dict: dict | None = None, verbose: bool = False, max_keep_num: int = 1,
-                      summarize_res: bool = True, show: bool = True) -> dict[str, list[ImgResult]]:
+def plot_saved_images(
+    data_root: str,
+    task_table_name: str,
+    regs: list,
+    img_names: list,
+    hp_filter_dict: dict | None = None,
+    verbose: bool = False,
+    max_keep_num: int = 1,
+    summarize_res: bool = True,
+    show: bool = True,
+) -> dict[str, list[ImgResult]]:
     """Show the saved images of each matching run; returns ``{reg: [ImgResult, ...]}``.
 
     Args:
@@ -56,9 +67,15 @@ def plot_saved_images(data_root: str, task_table_name: str, regs: list, img_name
         summarize_res: print the runs each reg found.
         show: draw each image with ``plt.show()`` (the original always did).
     """
-    _, reg_group = results_loader(data_root, task_table_name, regs, hp_filter_dict,
-                                  lambda hit: meta_image_data_loader_func(hit, img_names, max_keep_num),
-                                  verbose, data_type=OTHER_RESULTS)
+    _, reg_group = results_loader(
+        data_root,
+        task_table_name,
+        regs,
+        hp_filter_dict,
+        lambda hit: meta_image_data_loader_func(hit, img_names, max_keep_num),
+        verbose,
+        data_type=OTHER_RESULTS,
+    )
     if summarize_res:
         for reg, found in reg_group.items():
             print(f"for regex {reg}, we have the following results:")

@@ -4,6 +4,7 @@
 given roots. It never writes the original's ``progress-[...].csv`` cache into the
 database (the original did on every load); existing cache files are ignored.
 """
+
 from __future__ import annotations
 
 import json
@@ -37,7 +38,7 @@ def smooth(y: Sequence[float], radius: int, mode: str = "two_sided", valid_only:
     counts = np.convolve(np.ones_like(y), kernel, mode="full")
     sums = np.convolve(y, kernel, mode="full")
     start = radius if mode == "two_sided" else 0
-    out = sums[start:start + len(y)] / counts[start:start + len(y)]
+    out = sums[start : start + len(y)] / counts[start : start + len(y)]
     if valid_only:
         out[:radius] = np.nan
         if mode == "two_sided":
@@ -45,9 +46,15 @@ def smooth(y: Sequence[float], radius: int, mode: str = "two_sided", valid_only:
     return out
 
 
-def one_sided_ema(xolds: Sequence[float], yolds: Sequence[float], low: Optional[float] = None,
-                  high: Optional[float] = None, n: int = 512, decay_steps: float = 1.0,
-                  low_counts_threshold: float = 1e-8) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+def one_sided_ema(
+    xolds: Sequence[float],
+    yolds: Sequence[float],
+    low: Optional[float] = None,
+    high: Optional[float] = None,
+    n: int = 512,
+    decay_steps: float = 1.0,
+    low_counts_threshold: float = 1e-8,
+) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Resample ``(x, y)`` on ``n`` points of ``[low, high]`` with an EMA; ``(x, y, counts)``."""
     x, y = np.asarray(xolds, dtype=float), np.asarray(yolds, dtype=float)
     lo = x[0] if low is None else low
@@ -60,12 +67,20 @@ def one_sided_ema(xolds: Sequence[float], yolds: Sequence[float], low: Optional[
     return grid, out, counts
 
 
-def symmetric_ema(xolds: Sequence[float], yolds: Sequence[float], low: Optional[float] = None,
-                  high: Optional[float] = None, n: int = 512, decay_steps: float = 1.0,
-                  low_counts_threshold: float = 1e-8) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+def symmetric_ema(
+    xolds: Sequence[float],
+    yolds: Sequence[float],
+    low: Optional[float] = None,
+    high: Optional[float] = None,
+    n: int = 512,
+    decay_steps: float = 1.0,
+    low_counts_threshold: float = 1e-8,
+) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """EMA forwards and backwards, averaged (no lag); ``(x, y, counts)``."""
     grid, forward, counts = one_sided_ema(xolds, yolds, low, high, n, decay_steps, low_counts_threshold)
-    backward = ema(np.interp(grid, np.asarray(xolds, float), np.asarray(yolds, float))[::-1], decay_steps)[::-1]
+    backward = ema(np.interp(grid, np.asarray(xolds, float), np.asarray(yolds, float))[::-1], decay_steps)[
+        ::-1
+    ]
     return grid, (forward + backward) / 2, counts
 
 
@@ -78,8 +93,14 @@ def _bounded(frame: Any, x_bound: XBound) -> Any:
     return frame[frame[key] < bound]
 
 
-def load_results(root_dir_or_dirs: Union[str, Sequence[str]], names: Sequence[str], x_bound: XBound,
-                 enable_progress: bool = True, use_buf: bool = False, verbose: bool = False) -> List[CsvResult]:
+def load_results(
+    root_dir_or_dirs: Union[str, Sequence[str]],
+    names: Sequence[str],
+    x_bound: XBound,
+    enable_progress: bool = True,
+    use_buf: bool = False,
+    verbose: bool = False,
+) -> List[CsvResult]:
     """One :class:`CsvResult` per folder holding ``progress.json``/``progress.csv`` (columns ``names``)."""
     import pandas as pd
 
@@ -111,5 +132,13 @@ def load_results(root_dir_or_dirs: Union[str, Sequence[str]], names: Sequence[st
     return results
 
 
-__all__ = ["COLORS", "PRETTY_COLORS", "PRETTY_MARKERS", "word_replace", "smooth", "one_sided_ema", "symmetric_ema",
-           "load_results"]
+__all__ = [
+    "COLORS",
+    "PRETTY_COLORS",
+    "PRETTY_MARKERS",
+    "word_replace",
+    "smooth",
+    "one_sided_ema",
+    "symmetric_ema",
+    "load_results",
+]

@@ -4,6 +4,7 @@ globs, with their hyper-parameters, filtered by ``hp_filter_dict``.
 The hyper-parameters come from what RLA's query reads (``run.json``, ``parameter.json``,
 ``backup.txt``...); no pickle is ever loaded (the original unpickled every run's Tester).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -21,8 +22,9 @@ def _params_by_index(data_root: str, task_table_name: str, reg: str) -> dict[str
     return {row.layout.record_date: dict(row.params) for row in rows}
 
 
-def _kept(hyper_param: dict[str, Any], hp_filter_dict: dict[str, Sequence[Any]] | None, where: str,
-          verbose: bool) -> bool:
+def _kept(
+    hyper_param: dict[str, Any], hp_filter_dict: dict[str, Sequence[Any]] | None, where: str, verbose: bool
+) -> bool:
     """Whether the run passes ``hp_filter_dict`` (values compared as strings, as in the original)."""
     for key, allowed in (hp_filter_dict or {}).items():
         if key not in hyper_param:
@@ -31,14 +33,22 @@ def _kept(hyper_param: dict[str, Any], hp_filter_dict: dict[str, Sequence[Any]] 
             continue
         if str(hyper_param[key]) not in {str(v) for v in allowed}:
             if verbose:
-                print(f"skip the experiment log {where} which {key} is {hyper_param[key]} not in {list(allowed)}")
+                print(
+                    f"skip the experiment log {where} which {key} is {hyper_param[key]} not in {list(allowed)}"
+                )
             return False
     return True
 
 
-def results_loader(data_root: str, task_table_name: str, regs: Sequence[str],
-                   hp_filter_dict: dict[str, Sequence[Any]] | None, data_loader_func: Callable[[Any], Any],
-                   verbose: bool, data_type: str) -> tuple[list[Result], dict[str, list[Result]]]:
+def results_loader(
+    data_root: str,
+    task_table_name: str,
+    regs: Sequence[str],
+    hp_filter_dict: dict[str, Sequence[Any]] | None,
+    data_loader_func: Callable[[Any], Any],
+    verbose: bool,
+    data_type: str,
+) -> tuple[list[Result], dict[str, list[Result]]]:
     """``(results, {reg: results})``: ``data_loader_func(query result)`` per matching run of ``data_type``.
 
     A loader returning ``None`` skips the run; each result gets ``hyper_param``.
@@ -57,9 +67,12 @@ def results_loader(data_root: str, task_table_name: str, regs: Sequence[str],
             if result is None:
                 continue
             if not isinstance(result, Result):
-                raise RLAError("data_loader_func must return a Result", expected="an RLA.easy_plot.result_cls "
-                               "Result (or None to skip)", found=type(result).__name__,
-                               fix="wrap the data in CsvResult/ImgResult")
+                raise RLAError(
+                    "data_loader_func must return a Result",
+                    expected="an RLA.easy_plot.result_cls Result (or None to skip)",
+                    found=type(result).__name__,
+                    fix="wrap the data in CsvResult/ImgResult",
+                )
             result.hyper_param = params.get(index, {})
             if not _kept(result.hyper_param, hp_filter_dict, hit.dirname, verbose):
                 continue

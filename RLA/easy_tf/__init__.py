@@ -3,6 +3,7 @@
 RLA records and checkpoints through PyTorch (or plain numpy); every function of these
 modules raises :class:`RLA.errors.BackendNotInstalledError` naming the RLA call to use.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -18,7 +19,9 @@ def tensorflow_only(name: str, replacement: str) -> Callable[..., Any]:
         raise BackendNotInstalledError(
             f"{name} needs TensorFlow, which RLA does not support",
             expected="PyTorch (or numpy) models saved through RLA's checkpoints",
-            found=f"a call to {name}", fix=replacement)
+            found=f"a call to {name}",
+            fix=replacement,
+        )
 
     unavailable.__name__ = name.rsplit(".", 1)[-1]
     unavailable.__qualname__ = unavailable.__name__

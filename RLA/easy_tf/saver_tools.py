@@ -1,4 +1,5 @@
 """The original's ``RLA.easy_tf.saver_tools`` (TF1 ``tf.train.Saver`` helpers): TensorFlow only."""
+
 from __future__ import annotations
 
 from RLA.easy_tf import tensorflow_only

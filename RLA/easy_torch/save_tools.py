@@ -5,6 +5,7 @@ atomically written ``checkpoint-<step>.pt``; the original overwrote one ``checkp
 ``load_checkpoint(tester)`` returns the model dict of the run's newest checkpoint, and
 still reads a ``checkpoint.pt`` the original wrote when the run has no numbered one.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -29,9 +30,12 @@ def _checkpoint_dir(tester: Any) -> Path:
     if folder is None and getattr(tester, "layout", None) is not None:
         folder = tester.layout.checkpoint_dir
     if folder is None:
-        raise CheckpointError("load_checkpoint(tester) got no run", expected="exp_manager after log_files_gen(), "
-                              "or a run from exp_manager.load_tester(...)", found=repr(tester),
-                              fix="pass the manager or a loaded run")
+        raise CheckpointError(
+            "load_checkpoint(tester) got no run",
+            expected="exp_manager after log_files_gen(), or a run from exp_manager.load_tester(...)",
+            found=repr(tester),
+            fix="pass the manager or a loaded run",
+        )
     return Path(folder)
 
 
@@ -47,8 +51,9 @@ def load_checkpoint(tester: Any) -> dict[str, Any]:
     if original.is_file() and not has_numbered:
         from RLA.checkpoint import CheckpointSaver
 
-        _, state = CheckpointSaver(folder, backend="torch", max_to_keep=None).backend.load(original,
-                                                                                         map_location="cpu")
+        _, state = CheckpointSaver(folder, backend="torch", max_to_keep=None).backend.load(
+            original, map_location="cpu"
+        )
         return state
     loaded = tester.load_checkpoint()
     if isinstance(loaded, tuple):  # the manager: (step, model_dict)

@@ -5,10 +5,11 @@ or once per key, from inside training code.
 ``ut_controller.do_test('shapes', key='a', *args)`` runs ``fn(*args)`` the first time each key
 is seen. Fixed: the original's ``KEY_MAP`` logic was inverted and never ran a check.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, Dict, Optional
+from typing import Any
 
 from RLA.easy_log import logger
 from RLA.errors import RLAError
@@ -29,19 +30,36 @@ class BasicUnitTest:
 class EmbUnitTestObj:
     """One registered check and its schedule."""
 
-    def __init__(self, test_func: Callable[..., Any], test_type: str, freq: int = -1,
-                 keys: Iterable[Any] | None = None) -> None:
-        self.test_type, self.name, self.test_func = test_type, getattr(test_func, "__name__", "check"), test_func
+    def __init__(
+        self, test_func: Callable[..., Any], test_type: str, freq: int = -1, keys: Iterable[Any] | None = None
+    ) -> None:
+        self.test_type, self.name, self.test_func = (
+            test_type,
+            getattr(test_func, "__name__", "check"),
+            test_func,
+        )
         self.calls = 0
         if test_type == TestType.FREQUENT and (not isinstance(freq, int) or freq <= 0):
-            raise RLAError("A FREQUENT check needs a period", expected="freq = a positive int",
-                           found=repr(freq), fix="add_test(name, fn, TestType.FREQUENT, freq=10)")
+            raise RLAError(
+                "A FREQUENT check needs a period",
+                expected="freq = a positive int",
+                found=repr(freq),
+                fix="add_test(name, fn, TestType.FREQUENT, freq=10)",
+            )
         if test_type == TestType.KEY_MAP and keys is None:
-            raise RLAError("A KEY_MAP check needs its keys", expected="keys=[...]", found="None",
-                           fix="add_test(name, fn, TestType.KEY_MAP, keys=['a', 'b'])")
+            raise RLAError(
+                "A KEY_MAP check needs its keys",
+                expected="keys=[...]",
+                found="None",
+                fix="add_test(name, fn, TestType.KEY_MAP, keys=['a', 'b'])",
+            )
         if test_type not in (TestType.SINGLE_TIME, TestType.FREQUENT, TestType.KEY_MAP):
-            raise RLAError(f"Unknown test type {test_type!r}", expected="a TestType constant",
-                           found=repr(test_type), fix="use TestType.SINGLE_TIME, FREQUENT or KEY_MAP")
+            raise RLAError(
+                f"Unknown test type {test_type!r}",
+                expected="a TestType constant",
+                found=repr(test_type),
+                fix="use TestType.SINGLE_TIME, FREQUENT or KEY_MAP",
+            )
         self.freq = freq
         self.pending = set(keys or ())
 
@@ -71,8 +89,14 @@ class EmbUnitController(BasicUnitTest):
         self.test_obj_dict: dict[str, EmbUnitTestObj] = {}
         self.test_type = TestType
 
-    def add_test(self, test_func_name: str, test_func: Callable[..., Any], test_type: str, freq: int = -1,
-                 keys: Iterable[Any] | None = None) -> None:
+    def add_test(
+        self,
+        test_func_name: str,
+        test_func: Callable[..., Any],
+        test_type: str,
+        freq: int = -1,
+        keys: Iterable[Any] | None = None,
+    ) -> None:
         """Register a check (a name registered twice keeps the first, as in the original)."""
         if test_func_name not in self.test_obj_dict:
             self.test_obj_dict[test_func_name] = EmbUnitTestObj(test_func, test_type, freq, keys)
@@ -80,9 +104,12 @@ class EmbUnitController(BasicUnitTest):
     def do_test(self, func_name: str, key: Any = None, *args: Any, **kwargs: Any) -> Any:
         """Run the check ``func_name`` if its schedule says so; returns its result or None."""
         if func_name not in self.test_obj_dict:
-            raise RLAError(f"No embedded test named {func_name!r}", expected="a name given to add_test",
-                           found=", ".join(sorted(self.test_obj_dict)) or "none registered",
-                           fix="call ut_controller.add_test(name, fn, type) first")
+            raise RLAError(
+                f"No embedded test named {func_name!r}",
+                expected="a name given to add_test",
+                found=", ".join(sorted(self.test_obj_dict)) or "none registered",
+                fix="call ut_controller.add_test(name, fn, type) first",
+            )
         return self.test_obj_dict[func_name](key, func_name, *args, **kwargs)
 
 

@@ -22,6 +22,7 @@ folder gets ``rla_run.json`` naming the run (plain files: RLA never follows syml
 run ends with the job: ``finished``, ``crashed`` with the error, ``killed`` on Ctrl-C.
 Hydra is imported only when a job starts.
 """
+
 from __future__ import annotations
 
 import functools
@@ -70,26 +71,41 @@ def override_keys(overrides: Sequence[str], params: Mapping[str, Any]) -> List[s
 
 def _hydra_facts(hydra_cfg: Any) -> Dict[str, Any]:
     mode = str(hydra_cfg.mode).rsplit(".", 1)[-1] if hydra_cfg.mode is not None else None
-    return {"output_dir": str(Path(hydra_cfg.runtime.output_dir).resolve()), "mode": mode,
-            "job_name": hydra_cfg.job.name, "job_num": hydra_cfg.job.get("num"), "job_id": hydra_cfg.job.get("id"),
-            "sweep_dir": str(Path(hydra_cfg.sweep.dir).resolve()) if mode == "MULTIRUN" else None,
-            "overrides": list(hydra_cfg.overrides.task), "config_name": hydra_cfg.job.config_name}
+    return {
+        "output_dir": str(Path(hydra_cfg.runtime.output_dir).resolve()),
+        "mode": mode,
+        "job_name": hydra_cfg.job.name,
+        "job_num": hydra_cfg.job.get("num"),
+        "job_id": hydra_cfg.job.get("id"),
+        "sweep_dir": str(Path(hydra_cfg.sweep.dir).resolve()) if mode == "MULTIRUN" else None,
+        "overrides": list(hydra_cfg.overrides.task),
+        "config_name": hydra_cfg.job.config_name,
+    }
 
 
 def _hyper_params(cfg: Any, hydra_cfg: Any) -> Dict[str, Any]:
     from omegaconf import OmegaConf
 
     params: Dict[str, Any] = OmegaConf.to_container(cfg, resolve=True)  # type: ignore[assignment]
-    choices = {group: choice for group, choice in (hydra_cfg.runtime.choices or {}).items()
-               if not str(group).startswith("hydra/") and choice is not None}
+    choices = {
+        group: choice
+        for group, choice in (hydra_cfg.runtime.choices or {}).items()
+        if not str(group).startswith("hydra/") and choice is not None
+    }
     if choices:
         params[CHOICES] = dict(choices)
     return params
 
 
-def start_run(cfg: Any, *, rla_config: Union[str, Path, Dict[str, Any]], task: Optional[str] = None,
-              data_root: Union[str, Path, None] = None, tracked_keys: Optional[Sequence[str]] = None,
-              manager: Any = None) -> Any:
+def start_run(
+    cfg: Any,
+    *,
+    rla_config: Union[str, Path, Dict[str, Any]],
+    task: Optional[str] = None,
+    data_root: Union[str, Path, None] = None,
+    tracked_keys: Optional[Sequence[str]] = None,
+    manager: Any = None,
+) -> Any:
     """Create the RLA run of the current Hydra job (call it inside the ``@hydra.main`` function).
 
     Args:
@@ -111,8 +127,13 @@ def start_run(cfg: Any, *, rla_config: Union[str, Path, Dict[str, Any]], task: O
     hydra_cfg = HydraConfig.get()
     params = _hyper_params(cfg, hydra_cfg)
     keys = list(tracked_keys) if tracked_keys is not None else override_keys(hydra_cfg.overrides.task, params)
-    absolute = (lambda p: to_absolute_path(str(p)) if isinstance(p, (str, Path)) else p)
-    manager.configure(task or hydra_cfg.job.name, rla_config=absolute(rla_config), data_root=absolute(data_root))
+
+    def absolute(p: Any) -> Any:
+        return to_absolute_path(str(p)) if isinstance(p, (str, Path)) else p
+
+    manager.configure(
+        task or hydra_cfg.job.name, rla_config=absolute(rla_config), data_root=absolute(data_root)
+    )
     manager.set_hyper_param(**params)
     manager.clear_record_param()
     manager.add_record_param(keys)
@@ -120,28 +141,43 @@ def start_run(cfg: Any, *, rla_config: Union[str, Path, Dict[str, Any]], task: O
     manager.print_args()
     facts = _hydra_facts(hydra_cfg)
     manager.update_run_info(hydra=facts)
-    atomic_write_json(Path(facts["output_dir"]) / REFERENCE,
-                      {"index": manager.index, "run": manager.layout.relative, "data_root": str(manager.data_root),
-                       "log_dir": str(manager.layout.log_dir)}, durable=False)
+    atomic_write_json(
+        Path(facts["output_dir"]) / REFERENCE,
+        {
+            "index": manager.index,
+            "run": manager.layout.relative,
+            "data_root": str(manager.data_root),
+            "log_dir": str(manager.layout.log_dir),
+        },
+        durable=False,
+    )
     return manager
 
 
-def rla_hydra(*, rla_config: Union[str, Path, Dict[str, Any]], task: Optional[str] = None,
-              data_root: Union[str, Path, None] = None,
-              tracked_keys: Optional[Sequence[str]] = None) -> Callable[[Callable[[Any], Any]], Callable[[Any], Any]]:
+def rla_hydra(
+    *,
+    rla_config: Union[str, Path, Dict[str, Any]],
+    task: Optional[str] = None,
+    data_root: Union[str, Path, None] = None,
+    tracked_keys: Optional[Sequence[str]] = None,
+) -> Callable[[Callable[[Any], Any]], Callable[[Any], Any]]:
     """Decorate a Hydra task function (below ``@hydra.main``) so that each job is one RLA run.
 
     The run ends when the function returns (``finished``) or raises (``crashed`` with the
     error; ``killed`` for Ctrl-C); the arguments are those of :func:`start_run`.
     """
+
     def decorate(task_fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
         @functools.wraps(task_fn)
         def job(cfg: Any) -> Any:
-            manager = start_run(cfg, rla_config=rla_config, task=task, data_root=data_root,
-                                tracked_keys=tracked_keys)
+            manager = start_run(
+                cfg, rla_config=rla_config, task=task, data_root=data_root, tracked_keys=tracked_keys
+            )
             with manager:  # ExperimentManager.__exit__ records the status of the job
                 return task_fn(cfg)
+
         return job
+
     return decorate
 
 

@@ -25,6 +25,7 @@ ends it. A trial Tune restores (after a failure with ``max_failures``, or a paus
 the same run: the logs are cut to the restored step (:mod:`RLA.integrations.same_run`).
 Ray is imported only when these functions run.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -76,8 +77,12 @@ def _trial_facts() -> Dict[str, Any]:
     from ray import tune
 
     ctx = tune.get_context()
-    return {"trial_id": ctx.get_trial_id(), "trial_name": ctx.get_trial_name(),
-            "experiment": ctx.get_experiment_name(), "trial_dir": ctx.get_trial_dir()}
+    return {
+        "trial_id": ctx.get_trial_id(),
+        "trial_name": ctx.get_trial_name(),
+        "experiment": ctx.get_experiment_name(),
+        "trial_dir": ctx.get_trial_dir(),
+    }
 
 
 def _checkpoint_reference() -> Optional[Dict[str, Any]]:
@@ -96,15 +101,22 @@ def _checkpoint_reference() -> Optional[Dict[str, Any]]:
 def _open_trial_run(config: Mapping[str, Any], settings: Dict[str, Any]) -> None:
     """Create the trial's run, or continue it when Tune restores the trial."""
     manager = _manager()
-    manager.configure(settings["task"], rla_config=settings["rla_config"], data_root=settings["data_root"],
-                      run_file=settings["run_file"], code_root=settings["code_root"])
+    manager.configure(
+        settings["task"],
+        rla_config=settings["rla_config"],
+        data_root=settings["data_root"],
+        run_file=settings["run_file"],
+        code_root=settings["code_root"],
+    )
     manager.set_hyper_param(**dict(config))
     manager.clear_record_param()
     manager.add_record_param(settings["tracked_keys"])
     facts = _trial_facts()
     trial_file = Path(facts["trial_dir"]) / REFERENCE
     reference = _checkpoint_reference()
-    relative = reference["run"] if reference else read_json(trial_file)["run"] if trial_file.is_file() else None
+    relative = (
+        reference["run"] if reference else read_json(trial_file)["run"] if trial_file.is_file() else None
+    )
     if relative is not None:
         layout = same_run.layout_of(manager.data_root, relative)
         step = int(reference["step"]) if reference else None
@@ -113,8 +125,11 @@ def _open_trial_run(config: Mapping[str, Any], settings: Dict[str, Any]) -> None
     manager.log_files_gen()
     manager.print_args()
     manager.update_run_info(tune=facts)
-    atomic_write_json(trial_file, {"run": manager.layout.relative, "index": manager.index,
-                                   "data_root": str(manager.data_root)}, durable=False)
+    atomic_write_json(
+        trial_file,
+        {"run": manager.layout.relative, "index": manager.index, "data_root": str(manager.data_root)},
+        durable=False,
+    )
 
 
 def _end_run(status: str, exit_code: Optional[int] = None, error: Optional[str] = None) -> None:
@@ -136,10 +151,16 @@ class _EndsStoppedRun:
         super().cleanup()  # type: ignore[misc]
 
 
-def trainable(train_fn: Callable[[Dict[str, Any]], Any], *, task: str,
-              rla_config: Union[str, Path, Dict[str, Any]], data_root: Union[str, Path, None] = None,
-              param_space: Optional[Mapping[str, Any]] = None, tracked_keys: Optional[Sequence[str]] = None,
-              code_root: Union[str, Path, None] = None) -> Callable[[Dict[str, Any]], Any]:
+def trainable(
+    train_fn: Callable[[Dict[str, Any]], Any],
+    *,
+    task: str,
+    rla_config: Union[str, Path, Dict[str, Any]],
+    data_root: Union[str, Path, None] = None,
+    param_space: Optional[Mapping[str, Any]] = None,
+    tracked_keys: Optional[Sequence[str]] = None,
+    code_root: Union[str, Path, None] = None,
+) -> Callable[[Dict[str, Any]], Any]:
     """Wrap a Tune function trainable so that each trial is one RLA run of ``task``.
 
     Args:
@@ -156,9 +177,14 @@ def trainable(train_fn: Callable[[Dict[str, Any]], Any], *, task: str,
     """
     keys = list(tracked_keys) if tracked_keys is not None else searched_keys(param_space or {})
     source = inspect.getsourcefile(train_fn) if inspect.isfunction(train_fn) else None
-    settings = {"task": task, "rla_config": _absolute(rla_config), "data_root": _absolute(data_root),
-                "tracked_keys": keys, "code_root": _absolute(code_root),
-                "run_file": [str(Path(source).resolve())] if source else []}
+    settings = {
+        "task": task,
+        "rla_config": _absolute(rla_config),
+        "data_root": _absolute(data_root),
+        "tracked_keys": keys,
+        "code_root": _absolute(code_root),
+        "run_file": [str(Path(source).resolve())] if source else [],
+    }
 
     def rla_trial(config: Dict[str, Any]) -> Any:
         _open_trial_run(config, settings)
@@ -184,9 +210,12 @@ def trainable(train_fn: Callable[[Dict[str, Any]], Any], *, task: str,
 def _require_trial_run() -> Any:
     manager = _manager()
     if manager.layout is None or manager.run_info.get("status") != ri.RUNNING:
-        raise RunStateError("No RLA run in this trial", expected="a trainable wrapped by "
-                            "RLA.integrations.ray_tune.trainable(...)", found="no running run",
-                            fix="pass rla_tune.trainable(train_fn, task=..., rla_config=...) to tune.Tuner")
+        raise RunStateError(
+            "No RLA run in this trial",
+            expected="a trainable wrapped by RLA.integrations.ray_tune.trainable(...)",
+            found="no running run",
+            fix="pass rla_tune.trainable(train_fn, task=..., rla_config=...) to tune.Tuner",
+        )
     return manager
 
 
@@ -200,8 +229,13 @@ def _log_row(metrics: Mapping[str, Any], prefix: str = "") -> None:
             logger.record_tabular(f"{prefix}{key}", value)
 
 
-def _tune_checkpoint(manager: Any, models: Mapping[str, Any], variables: Optional[Mapping[str, Any]],
-                     buffer: Any, keep_last: Optional[int]) -> Tuple[Any, str]:
+def _tune_checkpoint(
+    manager: Any,
+    models: Mapping[str, Any],
+    variables: Optional[Mapping[str, Any]],
+    buffer: Any,
+    keep_last: Optional[int],
+) -> Tuple[Any, str]:
     """Save the RLA checkpoint (and replay snapshot); a Tune checkpoint folder naming it."""
     from ray import tune
 
@@ -210,15 +244,29 @@ def _tune_checkpoint(manager: Any, models: Mapping[str, Any], variables: Optiona
     path = manager.save_checkpoint(dict(models), related_variable=variables)
     folder = tempfile.mkdtemp(prefix="rla-tune-")
     link_or_copy(path, Path(folder) / path.name)
-    atomic_write_json(Path(folder) / REFERENCE, {"run": manager.layout.relative, "index": manager.index,
-                                                 "step": time_step_holder.get_time(), "file": path.name,
-                                                 "buffer": buffer is not None}, durable=False)
+    atomic_write_json(
+        Path(folder) / REFERENCE,
+        {
+            "run": manager.layout.relative,
+            "index": manager.index,
+            "step": time_step_holder.get_time(),
+            "file": path.name,
+            "buffer": buffer is not None,
+        },
+        durable=False,
+    )
     return tune.Checkpoint.from_directory(folder), folder
 
 
-def report(metrics: Mapping[str, Any], *, step: Optional[int] = None,
-           checkpoint: Optional[Mapping[str, Any]] = None, variables: Optional[Mapping[str, Any]] = None,
-           buffer: Any = None, keep_last: Optional[int] = None) -> None:
+def report(
+    metrics: Mapping[str, Any],
+    *,
+    step: Optional[int] = None,
+    checkpoint: Optional[Mapping[str, Any]] = None,
+    variables: Optional[Mapping[str, Any]] = None,
+    buffer: Any = None,
+    keep_last: Optional[int] = None,
+) -> None:
     """Log ``metrics`` as one row of the trial's run and report them (and a checkpoint) to Tune.
 
     Args:
@@ -240,8 +288,11 @@ def report(metrics: Mapping[str, Any], *, step: Optional[int] = None,
     time_step_holder.set_time(int(step) if step is not None else time_step_holder.get_time() + 1)
     _log_row(metrics)
     logger.dump_tabular()
-    tune_checkpoint, folder = (None, None) if checkpoint is None else \
-        _tune_checkpoint(manager, checkpoint, variables, buffer, keep_last)
+    tune_checkpoint, folder = (
+        (None, None)
+        if checkpoint is None
+        else _tune_checkpoint(manager, checkpoint, variables, buffer, keep_last)
+    )
     try:
         tune.report(dict(metrics, rla_index=manager.index), checkpoint=tune_checkpoint)
     finally:
@@ -249,8 +300,9 @@ def report(metrics: Mapping[str, Any], *, step: Optional[int] = None,
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def restore(buffer: Any = None, restore_rng: bool = True,
-            map_location: Any = "cpu") -> Tuple[Optional[int], Dict[str, Any], Dict[str, Any]]:
+def restore(
+    buffer: Any = None, restore_rng: bool = True, map_location: Any = "cpu"
+) -> Tuple[Optional[int], Dict[str, Any], Dict[str, Any]]:
     """Load the trial's checkpoint when Tune restored it (after a failure or a pause).
 
     Args:

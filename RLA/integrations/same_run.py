@@ -16,6 +16,7 @@ The cut is crash-safe: the current files are first hard-linked into ``<log_dir>/
 (built under a temporary name, then renamed: the commit point), and every later stage reads
 only that copy, so a process killed during a cut is repaired by the next attempt.
 """
+
 from __future__ import annotations
 
 import math
@@ -54,11 +55,19 @@ def layout_of(data_root: Union[str, Path], relative: str) -> RunLayout:
     try:
         layout = RunLayout.from_path(root, root / LOG / relative)
     except ValueError as exc:
-        raise RunNotFoundError("Not a run name", expected="<task>/<YYYY>/<MM>/<DD>/<HH-MM-SS-ffffff>_<ip>...",
-                               found=repr(relative), fix="pass the run's relative name") from exc
+        raise RunNotFoundError(
+            "Not a run name",
+            expected="<task>/<YYYY>/<MM>/<DD>/<HH-MM-SS-ffffff>_<ip>...",
+            found=repr(relative),
+            fix="pass the run's relative name",
+        ) from exc
     if not layout.run_info_file.is_file():
-        raise RunNotFoundError("The run to continue has no run.json", expected=str(layout.run_info_file),
-                               found="no such file", fix="check the data root the run was created in")
+        raise RunNotFoundError(
+            "The run to continue has no run.json",
+            expected=str(layout.run_info_file),
+            found="no such file",
+            fix="check the data root the run was created in",
+        )
     return layout
 
 
@@ -74,8 +83,11 @@ def _snapshot_logs(log_dir: Path) -> Path:
         if (log_dir / name).is_file():
             continuation.link_or_copy(log_dir / name, partial / name)
     if (log_dir / continuation.TB_DIR).is_dir():
-        shutil.copytree(log_dir / continuation.TB_DIR, partial / continuation.TB_DIR,
-                        copy_function=lambda src, dst: continuation.link_or_copy(Path(src), Path(dst)))
+        shutil.copytree(
+            log_dir / continuation.TB_DIR,
+            partial / continuation.TB_DIR,
+            copy_function=lambda src, dst: continuation.link_or_copy(Path(src), Path(dst)),
+        )
     os.replace(partial, scratch)
     return scratch
 
@@ -116,8 +128,9 @@ def trash_later_checkpoints(layout: RunLayout, step: float) -> int:
     return moved
 
 
-def continue_run(manager: Any, layout: RunLayout, step: Optional[int], reason: str,
-                 **fields: Any) -> RunLayout:
+def continue_run(
+    manager: Any, layout: RunLayout, step: Optional[int], reason: str, **fields: Any
+) -> RunLayout:
     """Continue ``layout`` in ``manager`` (configured for its data root) at ``step``.
 
     Args:
@@ -141,8 +154,14 @@ def continue_run(manager: Any, layout: RunLayout, step: Optional[int], reason: s
     marker = f"[RLA] ---- {reason}: run continues at time-step {step if step is not None else 'start'} ----"
     counts = cut_logs(layout, cut, marker)
     trashed = trash_later_checkpoints(layout, cut)
-    restart = {"time": ri.now_iso(), "step": step, "reason": reason, "previous_status": info.get("status"),
-               "rows_kept": counts.get("csv_rows", 0), "checkpoints_trashed": trashed}
+    restart = {
+        "time": ri.now_iso(),
+        "step": step,
+        "reason": reason,
+        "previous_status": info.get("status"),
+        "rows_kept": counts.get("csv_rows", 0),
+        "checkpoints_trashed": trashed,
+    }
     manager.reattach(layout, restarts=list(info.get("restarts") or []) + [restart], **fields)
     time_step_holder.set_time(step if step is not None else 0)
     return layout

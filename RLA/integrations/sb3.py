@@ -10,6 +10,7 @@ Usage::
 SB3's ``step`` (``num_timesteps``) becomes RLA's time-step; figures, images and videos go to
 the run's results folder (and TensorBoard) through :mod:`RLA.recorders`.
 """
+
 from __future__ import annotations
 
 from typing import Any, Dict, Optional, Sequence, Tuple
@@ -20,8 +21,12 @@ from RLA.logger.time_step import time_step_holder
 try:
     from stable_baselines3.common import logger as sb3_logger
 except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise BackendNotInstalledError("The SB3 adapter needs stable-baselines3", expected="stable_baselines3 importable",
-                                   found=str(exc), fix="pip install stable-baselines3") from exc
+    raise BackendNotInstalledError(
+        "The SB3 adapter needs stable-baselines3",
+        expected="stable_baselines3 importable",
+        found=str(exc),
+        fix="pip install stable-baselines3",
+    ) from exc
 
 #: Output-format names SB3 and RLA share (SB3 ``exclude`` tuples are passed on for these).
 SHARED_FORMATS = ("stdout", "log", "json", "csv", "tensorboard")
@@ -60,7 +65,9 @@ class RLAOutputFormat(sb3_logger.KVWriter, sb3_logger.SeqWriter):
         except RLAError:
             return None
 
-    def write(self, key_values: Dict[str, Any], key_excluded: Dict[str, Tuple[str, ...]], step: int = 0) -> None:
+    def write(
+        self, key_values: Dict[str, Any], key_excluded: Dict[str, Tuple[str, ...]], step: int = 0
+    ) -> None:
         from RLA.easy_log import logger
         from RLA.recorders import save_figure, save_image, save_video
 
@@ -73,15 +80,30 @@ class RLAOutputFormat(sb3_logger.KVWriter, sb3_logger.SeqWriter):
             if "rla" in excluded:
                 continue
             if isinstance(value, sb3_logger.Video):
-                frames = value.frames.detach().cpu().numpy() if hasattr(value.frames, "detach") else value.frames
+                frames = (
+                    value.frames.detach().cpu().numpy() if hasattr(value.frames, "detach") else value.frames
+                )
                 frames = frames[0] if frames.ndim == 5 else frames  # SB3: (N, T, C, H, W)
-                save_video(results, _safe_name(key) + ".gif", frames.transpose(0, 2, 3, 1), fps=value.fps,
-                           step=step, tb_writer=None if "tensorboard" in excluded else self._tb_writer(), tag=key)
+                save_video(
+                    results,
+                    _safe_name(key) + ".gif",
+                    frames.transpose(0, 2, 3, 1),
+                    fps=value.fps,
+                    step=step,
+                    tb_writer=None if "tensorboard" in excluded else self._tb_writer(),
+                    tag=key,
+                )
             elif isinstance(value, sb3_logger.Figure):
                 save_figure(results, _safe_name(key), value.figure, step=step, close=value.close)
             elif isinstance(value, sb3_logger.Image):
-                save_image(results, _safe_name(key), value.image, step=step,
-                           tb_writer=None if "tensorboard" in excluded else self._tb_writer(), tag=key)
+                save_image(
+                    results,
+                    _safe_name(key),
+                    value.image,
+                    step=step,
+                    tb_writer=None if "tensorboard" in excluded else self._tb_writer(),
+                    tag=key,
+                )
             elif isinstance(value, sb3_logger.HParam):
                 continue  # RLA records the run's hyper-parameters itself
             else:
@@ -98,8 +120,9 @@ class RLAOutputFormat(sb3_logger.KVWriter, sb3_logger.SeqWriter):
         """Nothing to release: the RLA logger belongs to the experiment manager."""
 
 
-def configure_sb3_logger(manager: Any = None, extra_formats: Sequence[str] = (),
-                         sync_time_step: bool = True) -> "sb3_logger.Logger":
+def configure_sb3_logger(
+    manager: Any = None, extra_formats: Sequence[str] = (), sync_time_step: bool = True
+) -> "sb3_logger.Logger":
     """An SB3 ``Logger`` writing into the current RLA run (pass it to ``model.set_logger``).
 
     Args:

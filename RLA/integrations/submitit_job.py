@@ -24,6 +24,7 @@ the same run (:mod:`RLA.integrations.same_run`): logs cut to that step, status `
 one more ``restarts`` entry, and ``ctx.restore`` loads everything back and returns the next
 step. submitit is imported with this module (install it with ``pip install -e ".[submitit]"``).
 """
+
 from __future__ import annotations
 
 import inspect
@@ -41,8 +42,12 @@ from RLA.manager import run_info as ri
 try:
     from submitit.helpers import Checkpointable, DelayedSubmission
 except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise BackendNotInstalledError("The submitit integration needs submitit", expected="submitit importable",
-                                   found=str(exc), fix='pip install -e ".[submitit]"') from exc
+    raise BackendNotInstalledError(
+        "The submitit integration needs submitit",
+        expected="submitit importable",
+        found=str(exc),
+        fix='pip install -e ".[submitit]"',
+    ) from exc
 
 #: Signals submitit may use for "timeout or preemption" (SUBMITIT_PREEMPT_SIGNAL picks one).
 PREEMPT_SIGNALS = ("SIGUSR1", "SIGUSR2")
@@ -114,8 +119,12 @@ class JobContext:
         self.done_step: Optional[int] = None  # the last step completed in this process
         self.preempted = False
 
-    def restore(self, models: Optional[Mapping[str, Any]] = None, buffer: Any = None,
-                variables: Optional[Mapping[str, Any]] = None) -> int:
+    def restore(
+        self,
+        models: Optional[Mapping[str, Any]] = None,
+        buffer: Any = None,
+        variables: Optional[Mapping[str, Any]] = None,
+    ) -> int:
         """Register what a preemption saves; after a requeue, load it back.
 
         Args:
@@ -176,15 +185,30 @@ class RLAJob(Checkpointable):
         code_root: folder relative config paths refer to.
     """
 
-    def __init__(self, train_fn: Callable[[JobContext], Any], *, task: str,
-                 rla_config: Union[str, Path, Dict[str, Any]], data_root: Union[str, Path, None] = None,
-                 hyper_params: Optional[Mapping[str, Any]] = None, tracked_keys: Sequence[str] = (),
-                 code_root: Union[str, Path, None] = None) -> None:
-        absolute = (lambda p: str(Path(p).expanduser().resolve()) if isinstance(p, (str, Path)) else p)
+    def __init__(
+        self,
+        train_fn: Callable[[JobContext], Any],
+        *,
+        task: str,
+        rla_config: Union[str, Path, Dict[str, Any]],
+        data_root: Union[str, Path, None] = None,
+        hyper_params: Optional[Mapping[str, Any]] = None,
+        tracked_keys: Sequence[str] = (),
+        code_root: Union[str, Path, None] = None,
+    ) -> None:
+
+        def absolute(p: Any) -> Any:
+            return str(Path(p).expanduser().resolve()) if isinstance(p, (str, Path)) else p
+
         source = inspect.getsourcefile(train_fn) if inspect.isfunction(train_fn) else None
         self.train_fn = train_fn
-        self.settings: Dict[str, Any] = {"task": task, "rla_config": absolute(rla_config), "data_root": absolute(data_root),
-                         "code_root": absolute(code_root), "run_file": [str(Path(source).resolve())] if source else []}
+        self.settings: Dict[str, Any] = {
+            "task": task,
+            "rla_config": absolute(rla_config),
+            "data_root": absolute(data_root),
+            "code_root": absolute(code_root),
+            "run_file": [str(Path(source).resolve())] if source else [],
+        }
         self.hyper_params = dict(hyper_params or {})
         self.tracked_keys = list(tracked_keys)
         #: The run (``<task>/<date>/<name>``) and the step a requeued job continues at.
@@ -201,8 +225,13 @@ class RLAJob(Checkpointable):
         from RLA.easy_log.tester import exp_manager as manager
 
         s = self.settings
-        manager.configure(s["task"], rla_config=s["rla_config"], data_root=s["data_root"],
-                          run_file=s["run_file"], code_root=s["code_root"])
+        manager.configure(
+            s["task"],
+            rla_config=s["rla_config"],
+            data_root=s["data_root"],
+            run_file=s["run_file"],
+            code_root=s["code_root"],
+        )
         manager.set_hyper_param(**self.hyper_params)
         manager.clear_record_param()
         manager.add_record_param(self.tracked_keys)
@@ -223,8 +252,11 @@ class RLAJob(Checkpointable):
         try:
             result = self.train_fn(ctx)
         except SystemExit as exc:
-            error = f"preempted or timed out: requeued by submitit at step {self.step}" if ctx.preempted \
+            error = (
+                f"preempted or timed out: requeued by submitit at step {self.step}"
+                if ctx.preempted
                 else f"SystemExit: {exc.code}"
+            )
             _end(manager, ri.KILLED, exc.code if isinstance(exc.code, int) else 1, error)
             raise
         except KeyboardInterrupt:

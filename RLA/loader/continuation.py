@@ -10,6 +10,7 @@
 
 The parent is only read. Every file of the new run is replaced atomically.
 """
+
 from __future__ import annotations
 
 import csv
@@ -229,8 +230,10 @@ def continue_results(parent: Path, child: Path, step: Optional[int]) -> int:
 
 def continue_log_dir(parent: Path, child: Path, step: Optional[int], marker: str) -> Dict[str, int]:
     """Continue every logger file of ``parent`` (a log dir) in ``child``; returns counts."""
-    counts = {"csv_rows": continue_csv(parent / PROGRESS_CSV, child / PROGRESS_CSV, step),
-              "json_rows": continue_json_lines(parent / PROGRESS_JSON, child / PROGRESS_JSON, step)}
+    counts = {
+        "csv_rows": continue_csv(parent / PROGRESS_CSV, child / PROGRESS_CSV, step),
+        "json_rows": continue_json_lines(parent / PROGRESS_JSON, child / PROGRESS_JSON, step),
+    }
     for name in TEXT_FILES:
         continue_text(parent / name, child / name, marker)
     counts["tb_dropped"] = continue_tensorboard(parent / TB_DIR, child / TB_DIR, step)

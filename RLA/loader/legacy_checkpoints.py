@@ -5,6 +5,7 @@ saved ``checkpoint_<N>.pt`` (and ``<checkpoint_name>_<N>.pt`` for other names); 
 module finds those in a past run's folder and loads them with the same backend, so a
 run of either repository loads and resumes.
 """
+
 from __future__ import annotations
 
 import re
@@ -37,8 +38,9 @@ def _wanted(ckp_index: Union[None, int, str]) -> Tuple[str, Optional[int]]:
     return str(ckp_index), None
 
 
-def load_legacy_checkpoint(saver: CheckpointSaver, ckp_index: Union[None, int, str],
-                           map_location: Any = "cpu") -> Optional[LoadedCheckpoint]:
+def load_legacy_checkpoint(
+    saver: CheckpointSaver, ckp_index: Union[None, int, str], map_location: Any = "cpu"
+) -> Optional[LoadedCheckpoint]:
     """Load polixir's ``<name>_<N>.pt`` when RLA's names do not hold what is asked (else None).
 
     ``ckp_index`` is a step (of ``checkpoint_<N>.pt``), a series name such as ``'best'``
@@ -57,8 +59,9 @@ def load_legacy_checkpoint(saver: CheckpointSaver, ckp_index: Union[None, int, s
     return LoadedCheckpoint(chosen, state, series[chosen], legacy=True)
 
 
-def continue_legacy_checkpoints(parent: Path, child: Path, step: Optional[int],
-                                link: Callable[[Path, Path], None]) -> List[str]:
+def continue_legacy_checkpoints(
+    parent: Path, child: Path, step: Optional[int], link: Callable[[Path, Path], None]
+) -> List[str]:
     """Link polixir's ``<name>_<N>.pt`` with ``N <= step`` (all when ``step`` is None) into ``child``.
 
     ``checkpoint_<N>.pt`` becomes RLA's ``checkpoint-<N>.pt`` there (the new run's saver then

@@ -8,6 +8,7 @@
   the same run (``parameter.json``/``.yaml`` in code/, log/ or hyperparameter/, else the
   ``backup.txt`` lines) and the time-step of its newest checkpoint.
 """
+
 from __future__ import annotations
 
 import collections
@@ -60,20 +61,30 @@ def state_from_legacy(tester: Any, layout: RunLayout) -> Dict[str, Any]:
         LegacyStateError: the pickle does not hold a ``Tester``.
     """
     if not isinstance(tester, LegacyObject) or tester.legacy_class != "Tester":
-        raise LegacyStateError(f"{layout.archive_tester_file.with_suffix('.pkl')} holds no Tester",
-                               expected="the original's pickled exp_manager", found=type(tester).__name__,
-                               fix="load the run from parameter.json / backup.txt instead")
+        raise LegacyStateError(
+            f"{layout.archive_tester_file.with_suffix('.pkl')} holds no Tester",
+            expected="the original's pickled exp_manager",
+            found=type(tester).__name__,
+            fix="load the run from parameter.json / backup.txt instead",
+        )
     record = [str(item) for item in tester.attribute("hyper_param_record") or []]
     config = tester.attribute("private_config") or {}
     public = {k: _plain(config[k]) for k in PUBLIC_CONFIG_KEYS if isinstance(config, dict) and k in config}
     return {
-        "format_version": 1, "log_name_format_version": tester.attribute("log_name_format_version") or "legacy",
-        "index": layout.index, "task_table_name": layout.task, "name": layout.name,
-        "record_date": layout.record_date, "data_root": str(layout.data_root),
+        "format_version": 1,
+        "log_name_format_version": tester.attribute("log_name_format_version") or "legacy",
+        "index": layout.index,
+        "task_table_name": layout.task,
+        "name": layout.name,
+        "record_date": layout.record_date,
+        "data_root": str(layout.data_root),
         "hyper_param": _plain(tester.attribute("hyper_param") or {}),
-        "hyper_param_record": record, "tracked_keys": [item.split("=", 1)[0] for item in record],
+        "hyper_param_record": record,
+        "tracked_keys": [item.split("=", 1)[0] for item in record],
         "custom_data": _plain(tester.attribute("custom_data") or {}),
-        "time_step": _time_step(tester), "parent": None, "config": public or None,
+        "time_step": _time_step(tester),
+        "parent": None,
+        "config": public or None,
         "converted_from": "pickle",
     }
 
@@ -96,8 +107,11 @@ def convert_legacy_state(layout: RunLayout, overwrite: bool = False) -> Optional
 
 def _parameter_files(layout: RunLayout) -> List[Path]:
     hyper = layout.type_root("hyperparameter") / layout.task / layout.date / layout.name
-    return [folder / f"parameter.{ext}" for folder in (layout.code_dir, layout.log_dir, hyper)
-            for ext in ("json", "yaml")]
+    return [
+        folder / f"parameter.{ext}"
+        for folder in (layout.code_dir, layout.log_dir, hyper)
+        for ext in ("json", "yaml")
+    ]
 
 
 def params_from_text_files(layout: RunLayout) -> Optional[Dict[str, Any]]:
@@ -132,10 +146,22 @@ def state_from_text_files(layout: RunLayout) -> Optional[Dict[str, Any]]:
     from RLA.naming import parse_run_name
 
     parsed = parse_run_name(layout.name)
-    return {"hyper_param": params, "hyper_param_record": [], "custom_data": {},
-            "tracked_keys": [k for k, _ in parsed.params] if parsed else [], "time_step": 0,
-            "config": None, "index": layout.index, "converted_from": "text"}
+    return {
+        "hyper_param": params,
+        "hyper_param_record": [],
+        "custom_data": {},
+        "tracked_keys": [k for k, _ in parsed.params] if parsed else [],
+        "time_step": 0,
+        "config": None,
+        "index": layout.index,
+        "converted_from": "text",
+    }
 
 
-__all__ = ["convert_legacy_state", "state_from_legacy", "params_from_text_files", "state_from_text_files",
-           "PUBLIC_CONFIG_KEYS"]
+__all__ = [
+    "convert_legacy_state",
+    "state_from_legacy",
+    "params_from_text_files",
+    "state_from_text_files",
+    "PUBLIC_CONFIG_KEYS",
+]

@@ -9,6 +9,7 @@ The three modes (SPEC §4.4)::
     # 3. resume with other settings: merge hyper-parameters first
     args = loader.import_hyper_parameters(hp_to_overwrite=["lr"])
 """
+
 from __future__ import annotations
 
 import argparse
@@ -77,8 +78,12 @@ class ExperimentLoader:
 
         return exp_manager
 
-    def config(self, task_name: Optional[str] = None, record_date: Optional[str] = None,
-               root: Union[str, Path, None] = None) -> "ExperimentLoader":
+    def config(
+        self,
+        task_name: Optional[str] = None,
+        record_date: Optional[str] = None,
+        root: Union[str, Path, None] = None,
+    ) -> "ExperimentLoader":
         """Select the past run: its task, record date (index or ``YYYY/MM/DD/HH-MM-SS-ffffff``) and data root.
 
         ``task_name`` defaults to the current run's task and ``root`` to its data root; an
@@ -114,21 +119,25 @@ class ExperimentLoader:
         not configured yet) is an error, not a silent "nothing to resume"."""
         _, record, root = self._selection()
         if record is not None and root is None:
-            raise RLAError(f"A past run is selected ({record}) but no data root is known",
-                           expected="exp_manager.configure(...) before the loader is used, or "
-                                    "loader.config(task, record_date, root)",
-                           found="a manager that is not configured yet",
-                           fix="call exp_manager.configure(...) first (it sets the data root)")
+            raise RLAError(
+                f"A past run is selected ({record}) but no data root is known",
+                expected="exp_manager.configure(...) before the loader is used, or "
+                "loader.config(task, record_date, root)",
+                found="a manager that is not configured yet",
+                fix="call exp_manager.configure(...) first (it sets the data root)",
+            )
         return record is not None
 
     def _require_past(self) -> PastRun:
         if self._past is None:
             task, record, root = self._selection()
             if record is None or root is None:
-                raise RLAError("No past run is selected", expected="loader.config(task_name, record_date, root) "
-                                                                    "or the hyper-parameter loaded_date",
-                               found=f"record_date={record!r}, root={root!r}",
-                               fix="call config(...) or pass --loaded_date YYYY/MM/DD/HH-MM-SS-ffffff")
+                raise RLAError(
+                    "No past run is selected",
+                    expected="loader.config(task_name, record_date, root) or the hyper-parameter loaded_date",
+                    found=f"record_date={record!r}, root={root!r}",
+                    fix="call config(...) or pass --loaded_date YYYY/MM/DD/HH-MM-SS-ffffff",
+                )
             self._past = PastRun.find(root, task, record, trust_pickles=self.trust_pickles)
         return self._past
 
@@ -143,8 +152,9 @@ class ExperimentLoader:
         logger.info(message)
 
     # ---------------------------------------------------------- hyper-parameters
-    def import_hyper_parameters(self, hp_to_overwrite: Optional[Sequence[str]] = None,
-                                sync_timestep: bool = False) -> argparse.Namespace:
+    def import_hyper_parameters(
+        self, hp_to_overwrite: Optional[Sequence[str]] = None, sync_timestep: bool = False
+    ) -> argparse.Namespace:
         """The past run's hyper-parameters merged with the current ones, as a Namespace.
 
         The past values win, except the keys in ``hp_to_overwrite`` and the bookkeeping keys
@@ -169,13 +179,18 @@ class ExperimentLoader:
         past = self._require_past()
         merged = dict(current)
         merged.update(copy.deepcopy(past.hyper_param))
-        for key in list(hp_to_overwrite or []) + [LOADED_DATE, LOADED_TASK_NAME] + list(bookkeeping_of(self.manager)):
+        for key in (
+            list(hp_to_overwrite or []) + [LOADED_DATE, LOADED_TASK_NAME] + list(bookkeeping_of(self.manager))
+        ):
             if key in current:
                 merged[key] = current[key]
             elif key in (hp_to_overwrite or []):
-                raise RLAError(f"hp_to_overwrite names {key!r}, which is not a current hyper-parameter",
-                               expected=f"one of {sorted(current)}", found=repr(key),
-                               fix="set it with exp_manager.set_hyper_param(...) first or drop it")
+                raise RLAError(
+                    f"hp_to_overwrite names {key!r}, which is not a current hyper-parameter",
+                    expected=f"one of {sorted(current)}",
+                    found=repr(key),
+                    fix="set it with exp_manager.set_hyper_param(...) first or drop it",
+                )
         self._restore_redacted(merged, current)
         if sync_timestep:  # the step a resume restores: the newest complete numbered checkpoint
             step = self._checkpoint(None, "cpu").step if past.saver().steps() else past.time_step
@@ -196,35 +211,49 @@ class ExperimentLoader:
         if missing:
             raise HyperParameterError(
                 f"The past run's hyper-parameter(s) {', '.join(map(repr, missing))} were redacted (secrets are "
-                f"never stored)", expected="the secret given again to the resuming process",
+                f"never stored)",
+                expected="the secret given again to the resuming process",
                 found=f"{MARKER} in the stored value and no current value",
                 fix="pass it on this command line (e.g. --{0} ...) or set_hyper_param({0}=...) "
-                    "before the loader".format(missing[0]))
+                "before the loader".format(missing[0]),
+            )
         for key in redacted:
             merged[key] = current[key]
         if redacted:
-            self._log(f"ExperimentLoader: {', '.join(redacted)} taken from the current hyper-parameters "
-                      f"(stored redacted)")
+            self._log(
+                f"ExperimentLoader: {', '.join(redacted)} taken from the current hyper-parameters "
+                f"(stored redacted)"
+            )
 
     # -------------------------------------------------------------------- load
-    def _checkpoint(self, ckp_index: Union[None, int, str], map_location: Any,
-                    backend: Optional[str] = None) -> LoadedCheckpoint:
+    def _checkpoint(
+        self, ckp_index: Union[None, int, str], map_location: Any, backend: Optional[str] = None
+    ) -> LoadedCheckpoint:
         past = self._require_past()
-        if self._loaded is not None and (ckp_index is None or str(ckp_index) in (
-                str(self._loaded.step), str(self._loaded.name))):
+        if self._loaded is not None and (
+            ckp_index is None or str(ckp_index) in (str(self._loaded.step), str(self._loaded.name))
+        ):
             return self._loaded
         if self._forked and self._loaded is not None:
-            raise RLAError("The logs were already continued from another checkpoint",
-                           expected=f"ckp_index={self._loaded.step} (the step fork_log_files() used)",
-                           found=f"ckp_index={ckp_index!r}",
-                           fix="pass the same ckp_index to fork_log_files() and load_from_record_date()")
+            raise RLAError(
+                "The logs were already continued from another checkpoint",
+                expected=f"ckp_index={self._loaded.step} (the step fork_log_files() used)",
+                found=f"ckp_index={ckp_index!r}",
+                fix="pass the same ckp_index to fork_log_files() and load_from_record_date()",
+            )
         self._loaded = past.load_checkpoint(ckp_index, backend=backend, map_location=map_location)
         return self._loaded
 
-    def load_from_record_date(self, var_prefix: Optional[str] = None, variable_list: Optional[Sequence[str]] = None,
-                              verbose: bool = True, ckp_index: Union[None, int, str] = None,
-                              restore_rng: Optional[bool] = None, map_location: Any = "cpu",
-                              backend: Optional[str] = None) -> Tuple[int, Dict[str, Any], Dict[str, Any]]:
+    def load_from_record_date(
+        self,
+        var_prefix: Optional[str] = None,
+        variable_list: Optional[Sequence[str]] = None,
+        verbose: bool = True,
+        ckp_index: Union[None, int, str] = None,
+        restore_rng: Optional[bool] = None,
+        map_location: Any = "cpu",
+        backend: Optional[str] = None,
+    ) -> Tuple[int, Dict[str, Any], Dict[str, Any]]:
         """Load the past run's checkpoint.
 
         Args:
@@ -257,23 +286,32 @@ class ExperimentLoader:
         if variable_list is not None:
             missing = [v for v in variable_list if v not in variables]
             if missing:
-                raise CheckpointError(f"Variables {missing} were not saved with checkpoint {loaded.path}",
-                                      expected=f"some of {sorted(variables)}", found=repr(list(variable_list)),
-                                      fix="save them with save_checkpoint(related_variable={...}) or drop them")
+                raise CheckpointError(
+                    f"Variables {missing} were not saved with checkpoint {loaded.path}",
+                    expected=f"some of {sorted(variables)}",
+                    found=repr(list(variable_list)),
+                    fix="save them with save_checkpoint(related_variable={...}) or drop them",
+                )
             variables = {v: variables[v] for v in variable_list}
         if restore_rng is None:
             restore_rng = self._forked and rng is not None
         if restore_rng:
             if rng is None:
-                raise CheckpointError(f"Checkpoint {loaded.path} has no RNG state", expected="save_rng=True at save",
-                                      found="rng: None", fix="call load_from_record_date(restore_rng=False)")
+                raise CheckpointError(
+                    f"Checkpoint {loaded.path} has no RNG state",
+                    expected="save_rng=True at save",
+                    found="rng: None",
+                    fix="call load_from_record_date(restore_rng=False)",
+                )
             restore_rng_state(rng)
         if self._forked:
             time_step_holder.set_time(loaded.step)
         self._record_origin("fork" if self._forked else "load", loaded.step)
         if verbose:
-            self._log(f"ExperimentLoader: loaded {loaded.path} (time-step {loaded.step}) from run "
-                      f"{self._require_past().index}")
+            self._log(
+                f"ExperimentLoader: loaded {loaded.path} (time-step {loaded.step}) from run "
+                f"{self._require_past().index}"
+            )
         return loaded.step, filter_prefix(models, var_prefix), variables
 
     def _record_origin(self, mode: str, step: Optional[int]) -> None:
@@ -286,9 +324,12 @@ class ExperimentLoader:
         manager.update_run_info(resumed_from={"index": past.index, "step": step, "mode": mode})
 
     # -------------------------------------------------------------------- fork
-    def fork_log_files(self, ckp_index: Union[None, int, str] = None,
-                       hp_to_overwrite: Optional[Sequence[str]] = None,
-                       backend: Optional[str] = None) -> Optional[int]:
+    def fork_log_files(
+        self,
+        ckp_index: Union[None, int, str] = None,
+        hp_to_overwrite: Optional[Sequence[str]] = None,
+        backend: Optional[str] = None,
+    ) -> Optional[int]:
         """Continue the past run's logs, checkpoints and results in the current run.
 
         Rows after the restored step are dropped from the continued ``progress.csv`` and
@@ -315,13 +356,20 @@ class ExperimentLoader:
         manager = self.manager
         layout = manager._require_run("fork_log_files()")
         if (getattr(manager, "run_info", None) or {}).get("status", "running") != "running":
-            raise RunStateError("fork_log_files() needs a running run", expected="exp_manager.log_files_gen() "
-                                "called for the new run", found=f"run {layout.index} is finished",
-                                fix="call log_files_gen() first, then fork_log_files()")
+            raise RunStateError(
+                "fork_log_files() needs a running run",
+                expected="exp_manager.log_files_gen() called for the new run",
+                found=f"run {layout.index} is finished",
+                fix="call log_files_gen() first, then fork_log_files()",
+            )
         past = self._require_past()
         if past.layout.relative == layout.relative:
-            raise RLAError("A run cannot be forked into itself", expected="a past run's record date",
-                           found=past.index, fix="select the run to resume, then call log_files_gen() first")
+            raise RLAError(
+                "A run cannot be forked into itself",
+                expected="a past run's record date",
+                found=past.index,
+                fix="select the run to resume, then call log_files_gen() first",
+            )
         step: Optional[int]
         if past.has_checkpoints() or ckp_index is not None:
             step = self._checkpoint(ckp_index, "cpu", backend).step
@@ -332,17 +380,21 @@ class ExperimentLoader:
         self._forked = True
         self._fork_step = step
         manager.hyper_param = merged
-        params, bookkeeping = split_bookkeeping(merged, getattr(manager, "hyper_param_record", []),
-                                                bookkeeping_of(manager))
+        params, bookkeeping = split_bookkeeping(
+            merged, getattr(manager, "hyper_param_record", []), bookkeeping_of(manager)
+        )
         manager.update_run_info(hyper_params=_jsonable(params), bookkeeping=_jsonable(bookkeeping))
         time_step_holder.set_time(step if step is not None else past.time_step)
         self._record_origin("fork", step)
-        self._log(f"ExperimentLoader: continued run {past.index} "
-                  f"({'up to time-step ' + str(step) if step is not None else 'all rows, no checkpoint'})")
+        self._log(
+            f"ExperimentLoader: continued run {past.index} "
+            f"({'up to time-step ' + str(step) if step is not None else 'all rows, no checkpoint'})"
+        )
         return step
 
-    def _continue_files(self, past: PastRun, layout: Any, step: Optional[int],
-                        backend: Optional[str] = None) -> None:
+    def _continue_files(
+        self, past: PastRun, layout: Any, step: Optional[int], backend: Optional[str] = None
+    ) -> None:
         from RLA.easy_log import logger
 
         marker = f"[RLA] ---- resumed from {past.index} at time-step {step} in {layout.index} ----"
@@ -350,20 +402,22 @@ class ExperimentLoader:
         try:
             continuation.continue_log_dir(past.layout.log_dir, layout.log_dir, step, marker)
             continuation.continue_checkpoints(past.layout.checkpoint_dir, layout.checkpoint_dir, step)
-            continue_legacy_checkpoints(past.layout.checkpoint_dir, layout.checkpoint_dir, step,
-                                        continuation.link_or_copy)
+            continue_legacy_checkpoints(
+                past.layout.checkpoint_dir, layout.checkpoint_dir, step, continuation.link_or_copy
+            )
             self._continue_named_checkpoints(past, layout, step, backend)
             continuation.continue_results(past.layout.results_dir, layout.results_dir, step)
             from RLA.replay_buffer.run_snapshots import fork_run_snapshots
-            fork_run_snapshots(past.layout.replay_dir, layout.replay_dir, step,
-                               continuation.link_or_copy)
+
+            fork_run_snapshots(past.layout.replay_dir, layout.replay_dir, step, continuation.link_or_copy)
         finally:
             self.manager.reopen_logger()
         if step is not None:
             _purge_tensorboard_after(step)
 
-    def _continue_named_checkpoints(self, past: PastRun, layout: Any, step: Optional[int],
-                                    backend: Optional[str]) -> None:
+    def _continue_named_checkpoints(
+        self, past: PastRun, layout: Any, step: Optional[int], backend: Optional[str]
+    ) -> None:
         """Link the past run's named checkpoints (``best``...) saved at or before ``step``.
 
         A named checkpoint's step is in its header, which costs a load of the file (the one
@@ -376,13 +430,13 @@ class ExperimentLoader:
             if target.exists():
                 continue
             if step is not None:
-                loaded = self._loaded if self._loaded is not None and self._loaded.name == name \
-                    else None
+                loaded = self._loaded if self._loaded is not None and self._loaded.name == name else None
                 try:
                     saved = (loaded or saver.load_checkpoint(name, map_location="cpu")).step
                 except CheckpointError as exc:
-                    self._log(f"ExperimentLoader: named checkpoint {source.name} not carried over "
-                              f"({exc.problem})")
+                    self._log(
+                        f"ExperimentLoader: named checkpoint {source.name} not carried over ({exc.problem})"
+                    )
                     continue
                 if saved > step:
                     continue  # saved after the resume point: it belongs to the old run only
@@ -394,7 +448,9 @@ class ExperimentLoader:
         past = self._require_past()
         if step is None and self._loaded is not None:
             step = self._loaded.step
-        return self.manager.load_replay_buffer(buffer, step=step, replay_dir=past.layout.replay_dir, **options)
+        return self.manager.load_replay_buffer(
+            buffer, step=step, replay_dir=past.layout.replay_dir, **options
+        )
 
 
 def _purge_tensorboard_after(step: int) -> None:

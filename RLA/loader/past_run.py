@@ -2,6 +2,7 @@
 
 Only reads: nothing of the past run is created, changed or deleted here.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -31,8 +32,9 @@ class PastRun:
     state: Dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def find(cls, data_root: Union[str, Path], task: Optional[str], record_date: str,
-             trust_pickles: bool = False) -> "PastRun":
+    def find(
+        cls, data_root: Union[str, Path], task: Optional[str], record_date: str, trust_pickles: bool = False
+    ) -> "PastRun":
         """Locate the run and read its resume state.
 
         Args:
@@ -45,8 +47,12 @@ class PastRun:
         """
         root = Path(data_root).expanduser()
         if not root.is_dir():
-            raise RunNotFoundError(f"The data root {root} does not exist", expected="an existing data_root folder",
-                                   found="no such folder", fix="pass the data_root the run was recorded in")
+            raise RunNotFoundError(
+                f"The data root {root} does not exist",
+                expected="an existing data_root folder",
+                found="no such folder",
+                fix="pass the data_root the run was recorded in",
+            )
         layout = find_run(root, str(record_date), task=task)
         return cls(layout, _read_state(layout, trust_pickles))
 
@@ -82,11 +88,17 @@ class PastRun:
 
     def has_checkpoints(self) -> bool:
         folder = self.layout.checkpoint_dir
-        return folder.is_dir() and (any(p.name.startswith("checkpoint-") for p in folder.iterdir())
-                                    or bool(legacy_checkpoints(folder)))
+        return folder.is_dir() and (
+            any(p.name.startswith("checkpoint-") for p in folder.iterdir())
+            or bool(legacy_checkpoints(folder))
+        )
 
-    def load_checkpoint(self, ckp_index: Union[None, int, str] = None, backend: Optional[str] = None,
-                        map_location: Any = "cpu") -> LoadedCheckpoint:
+    def load_checkpoint(
+        self,
+        ckp_index: Union[None, int, str] = None,
+        backend: Optional[str] = None,
+        map_location: Any = "cpu",
+    ) -> LoadedCheckpoint:
         """Load one of the run's checkpoints (the newest complete one by default).
 
         Raises:
@@ -100,10 +112,13 @@ class PastRun:
             return saver.load_checkpoint(ckp_index, map_location=map_location)
         except CheckpointError as exc:
             if "No such checkpoint" in exc.problem:
-                raise CheckpointError(f"Run {self.index} has no checkpoint to load "
-                                      f"({'step ' + str(ckp_index) if ckp_index is not None else 'any step'})",
-                                      expected=exc.expected, found=f"{exc.found} in {self.layout.checkpoint_dir}",
-                                      fix=exc.fix) from exc
+                raise CheckpointError(
+                    f"Run {self.index} has no checkpoint to load "
+                    f"({'step ' + str(ckp_index) if ckp_index is not None else 'any step'})",
+                    expected=exc.expected,
+                    found=f"{exc.found} in {self.layout.checkpoint_dir}",
+                    fix=exc.fix,
+                ) from exc
             raise
 
 
@@ -115,26 +130,36 @@ def _read_state(layout: RunLayout, trust_pickles: bool = False) -> Dict[str, Any
         try:
             state = read_json(state_file)
         except ValueError as exc:
-            raise RLAError(f"The resume state of run {layout.index} is not valid JSON",
-                           expected="the JSON written by exp_manager", found=f"{state_file}: {exc}",
-                           fix="restore the file from a backup or sync, or load its checkpoints with "
-                               "CheckpointSaver directly") from exc
+            raise RLAError(
+                f"The resume state of run {layout.index} is not valid JSON",
+                expected="the JSON written by exp_manager",
+                found=f"{state_file}: {exc}",
+                fix="restore the file from a backup or sync, or load its checkpoints with "
+                "CheckpointSaver directly",
+            ) from exc
         if isinstance(state, dict):
             return state
     info_file = layout.run_info_file
     if info_file.is_file():
         info = read_json(info_file)
-        return {"hyper_param": info.get("hyper_params") or {}, "hyper_param_record": info.get("tracked_keys") or [],
-                "custom_data": {}, "time_step": (info.get("last_checkpoint") or {}).get("step", 0),
-                "config": info.get("config"), "index": info.get("index")}
+        return {
+            "hyper_param": info.get("hyper_params") or {},
+            "hyper_param_record": info.get("tracked_keys") or [],
+            "custom_data": {},
+            "time_step": (info.get("last_checkpoint") or {}).get("step", 0),
+            "config": info.get("config"),
+            "index": info.get("index"),
+        }
     text_state = state_from_text_files(layout)
     if text_state is not None:
         return text_state
     if state_file.with_suffix(".pkl").is_file():
-        raise RLAError(f"Run {layout.index} only has the original RLA's pickled state",
-                       expected=f"{state_file.name} (JSON), or parameter.json / backup.txt with its "
-                                "hyper-parameters", found=f"{state_file.with_suffix('.pkl')}",
-                       fix=f"if the pickle is your own, convert it once with `rla migrate --convert-legacy-state "
-                           f"--data-root {layout.data_root} {layout.index}` or pass "
-                           f"ExperimentLoader(trust_pickles=True) (a restricted unpickler reads it)")
+        raise RLAError(
+            f"Run {layout.index} only has the original RLA's pickled state",
+            expected=f"{state_file.name} (JSON), or parameter.json / backup.txt with its hyper-parameters",
+            found=f"{state_file.with_suffix('.pkl')}",
+            fix=f"if the pickle is your own, convert it once with `rla migrate --convert-legacy-state "
+            f"--data-root {layout.data_root} {layout.index}` or pass "
+            f"ExperimentLoader(trust_pickles=True) (a restricted unpickler reads it)",
+        )
     return {}

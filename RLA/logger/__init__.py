@@ -8,21 +8,35 @@ sub-package to its parent's attribute when it is imported), ``from RLA import lo
 return this package instead of the face. Every name of the face is therefore forwarded
 here: ``RLA.logger.record_tabular is RLA.easy_log.logger.record_tabular``.
 """
+
 from __future__ import annotations
 
 import importlib
 from typing import Any, List
 
-from RLA.logger.core import (BACKUP, DEBUG, DISABLED, ERROR, INFO, WARN, Logger,
-                             normalize_value)
-from RLA.logger.formats import (BUILTIN_FORMATS, make_output_format, output_formats,
-                                register_output_format)
+from RLA.logger.core import BACKUP, DEBUG, DISABLED, ERROR, INFO, WARN, Logger, normalize_value
+from RLA.logger.formats import BUILTIN_FORMATS, make_output_format, output_formats, register_output_format
 from RLA.logger.formats.base import KVWriter, SeqWriter
 from RLA.logger.time_step import TimeStepHolder, time_step_holder
 
-__all__ = ["Logger", "KVWriter", "SeqWriter", "output_formats", "register_output_format",
-           "make_output_format", "BUILTIN_FORMATS", "normalize_value", "TimeStepHolder",
-           "time_step_holder", "DEBUG", "INFO", "WARN", "ERROR", "DISABLED", "BACKUP"]
+__all__ = [
+    "Logger",
+    "KVWriter",
+    "SeqWriter",
+    "output_formats",
+    "register_output_format",
+    "make_output_format",
+    "BUILTIN_FORMATS",
+    "normalize_value",
+    "TimeStepHolder",
+    "time_step_holder",
+    "DEBUG",
+    "INFO",
+    "WARN",
+    "ERROR",
+    "DISABLED",
+    "BACKUP",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -4,6 +4,7 @@ No module-level state lives here: every piece of state (the current row, moving-
 windows, ``freq`` bookkeeping, open files) belongs to a ``Logger`` instance. The module
 face ``RLA.easy_log.logger`` holds one default instance.
 """
+
 from __future__ import annotations
 
 import os
@@ -51,17 +52,23 @@ def check_total_steps(total: Any) -> Optional[int]:
         return None
     value = normalize_value(total)
     if type(value) is not int or value < 1:
-        raise LoggerError("The total number of time-steps must be a positive int",
-                          expected="e.g. 1_000_000 (or None when unknown)", found=repr(total),
-                          fix="pass the time-step the run ends at")
+        raise LoggerError(
+            "The total number of time-steps must be a positive int",
+            expected="e.g. 1_000_000 (or None when unknown)",
+            found=repr(total),
+            fix="pass the time-step the run ends at",
+        )
     return value
 
 
 def _check_key(key: Any) -> None:
     if type(key) is not str or "\n" in key or "\r" in key:
-        raise LoggerError("A logged key must be a string without line breaks",
-                          expected="a str such as 'perf/reward'", found=repr(key),
-                          fix="convert the key with str() and remove line breaks")
+        raise LoggerError(
+            "A logged key must be a string without line breaks",
+            expected="a str such as 'perf/reward'",
+            found=repr(key),
+            fix="convert the key with str() and remove line breaks",
+        )
 
 
 class Logger:
@@ -80,12 +87,16 @@ class Logger:
         time_step: the time-step holder giving each row its ``time-step``.
     """
 
-    def __init__(self, dir: Optional[Union[str, "os.PathLike[str]"]] = None,
-                 format_strs: Sequence[FormatSpec] = ("stdout",),
-                 hyper_params: Optional[Mapping[str, Any]] = None,
-                 on_dump: Optional[Callable[[Dict[str, Any]], Any]] = None,
-                 redact: Optional[Callable[[str], str]] = None,
-                 level: int = INFO, time_step: Optional[TimeStepHolder] = None) -> None:
+    def __init__(
+        self,
+        dir: Optional[Union[str, "os.PathLike[str]"]] = None,
+        format_strs: Sequence[FormatSpec] = ("stdout",),
+        hyper_params: Optional[Mapping[str, Any]] = None,
+        on_dump: Optional[Callable[[Dict[str, Any]], Any]] = None,
+        redact: Optional[Callable[[str], str]] = None,
+        level: int = INFO,
+        time_step: Optional[TimeStepHolder] = None,
+    ) -> None:
         self.dir: Optional[str] = os.fspath(dir) if dir is not None else None
         self.level = level
         self.on_dump = on_dump
@@ -108,7 +119,9 @@ class Logger:
                 self._text_fds[WARN] = os.open(os.path.join(self.dir, WARN_TXT), flags, 0o644)
                 self._text_fds[BACKUP] = os.open(os.path.join(self.dir, BACKUP_TXT), flags, 0o644)
                 for kind, name in ((WARN, WARN_TXT), (BACKUP, BACKUP_TXT)):
-                    self._text_outs[kind] = UndoableAppends(self._text_fds[kind], os.path.join(self.dir, name))
+                    self._text_outs[kind] = UndoableAppends(
+                        self._text_fds[kind], os.path.join(self.dir, name)
+                    )
             for spec in format_strs:
                 self._add_writer(spec)
         except BaseException:
@@ -129,9 +142,12 @@ class Logger:
                 return
             writer = make_output_format(spec, self.dir)
         else:
-            raise LoggerError("An output format must be a name or a KVWriter",
-                              expected="e.g. 'csv', 'tensorboard' or a KVWriter instance",
-                              found=repr(spec), fix="fix format_strs / LOG_USED")
+            raise LoggerError(
+                "An output format must be a name or a KVWriter",
+                expected="e.g. 'csv', 'tensorboard' or a KVWriter instance",
+                found=repr(spec),
+                fix="fix format_strs / LOG_USED",
+            )
         writer.warn_fn = self._writer_warning
         self.writers.append(writer)
 
@@ -175,8 +191,12 @@ class Logger:
             cnt = self._cnt.get(key, 0)
             mean = old * cnt / (cnt + 1) + float(val) / (cnt + 1)
         except (TypeError, ValueError):
-            raise LoggerError(f"logkv_mean needs numbers for {key!r}", expected="int or float",
-                              found=repr(val), fix="use logkv for non-numeric values") from None
+            raise LoggerError(
+                f"logkv_mean needs numbers for {key!r}",
+                expected="int or float",
+                found=repr(val),
+                fix="use logkv for non-numeric values",
+            ) from None
         _check_key(key)
         self._row[key] = mean
         self._cnt[key] = cnt + 1
@@ -189,14 +209,24 @@ class Logger:
     def log_key_value(self, keys: Sequence[str], values: Sequence[Any], prefix_name: str = "") -> None:
         """Record ``values[i]`` under ``prefix_name + keys[i]``."""
         if len(keys) != len(values):
-            raise LoggerError("log_key_value needs as many values as keys",
-                              expected=f"{len(keys)} values", found=f"{len(values)} values",
-                              fix="pass matching sequences")
+            raise LoggerError(
+                "log_key_value needs as many values as keys",
+                expected=f"{len(keys)} values",
+                found=f"{len(values)} values",
+                fix="pass matching sequences",
+            )
         for key, val in zip(keys, values):
             self.logkv(prefix_name + key, val)
 
-    def ma_record_tabular(self, key: str, val: Any, window: int, exclude: Exclude = None,
-                          freq: Optional[int] = None, ignore_nan: bool = False) -> None:
+    def ma_record_tabular(
+        self,
+        key: str,
+        val: Any,
+        window: int,
+        exclude: Exclude = None,
+        freq: Optional[int] = None,
+        ignore_nan: bool = False,
+    ) -> None:
         """Record the moving average of the last ``window`` values, once the window is full.
 
         Args:
@@ -208,13 +238,21 @@ class Logger:
             ignore_nan: leave NaN values out of the window instead of averaging them in.
         """
         if type(window) is not int or window < 1:
-            raise LoggerError(f"ma_record_tabular({key!r}) needs a positive int window",
-                              expected="window >= 1", found=repr(window), fix="pass e.g. window=100")
+            raise LoggerError(
+                f"ma_record_tabular({key!r}) needs a positive int window",
+                expected="window >= 1",
+                found=repr(window),
+                fix="pass e.g. window=100",
+            )
         try:
             val = float(normalize_value(val))
         except (TypeError, ValueError):
-            raise LoggerError(f"ma_record_tabular needs numbers for {key!r}", expected="int or float",
-                              found=repr(val), fix="use logkv for non-numeric values") from None
+            raise LoggerError(
+                f"ma_record_tabular needs numbers for {key!r}",
+                expected="int or float",
+                found=repr(val),
+                fix="use logkv for non-numeric values",
+            ) from None
         dq = self._ma.get(key)
         if dq is None or dq.maxlen != window:
             dq = self._ma[key] = deque(maxlen=window)
@@ -279,18 +317,23 @@ class Logger:
     def _redacted(self, row: Dict[str, Any]) -> Dict[str, Any]:
         """``row`` with secrets hidden in its text values and in its column names."""
         assert self.redact is not None
-        return {self._redact_key(key): self.redact(value) if type(value) is str else value
-                for key, value in row.items()}
+        return {
+            self._redact_key(key): self.redact(value) if type(value) is str else value
+            for key, value in row.items()
+        }
 
     @staticmethod
-    def _row_for(writer: KVWriter, row: Dict[str, Any], excluded: Dict[str, Tuple[str, ...]]) -> Dict[str, Any]:
+    def _row_for(
+        writer: KVWriter, row: Dict[str, Any], excluded: Dict[str, Tuple[str, ...]]
+    ) -> Dict[str, Any]:
         if not excluded:
             return row
         name = writer.name
         return {k: v for k, v in row.items() if name not in excluded.get(k, ())}
 
-    def _keep_pending(self, pending: Dict[str, Any], excluded: Dict[str, Tuple[str, ...]],
-                      counts: Dict[str, int]) -> None:
+    def _keep_pending(
+        self, pending: Dict[str, Any], excluded: Dict[str, Tuple[str, ...]], counts: Dict[str, int]
+    ) -> None:
         """Put a row that was not written back, under what was recorded since (last write wins)."""
         pending.update(self._row)
         self._row = pending
@@ -371,14 +414,16 @@ class Logger:
     def get_tbx_writer(self) -> Any:
         """The ``tensorboardX.SummaryWriter`` of the ``tensorboard`` format."""
         from RLA.logger.formats.tensorboard import TensorBoardOutputFormat
+
         for writer in self.writers:
             if isinstance(writer, TensorBoardOutputFormat):
                 return writer.writer
-        raise LoggerError("No TensorBoard writer: the 'tensorboard' output format is not configured",
-                          expected="'tensorboard' in format_strs / LOG_USED",
-                          found=f"formats {self.format_names}",
-                          fix="add 'tensorboard' to LOG_USED in rla_config.yaml "
-                              "(or to logger.configure(format_strs=...))")
+        raise LoggerError(
+            "No TensorBoard writer: the 'tensorboard' output format is not configured",
+            expected="'tensorboard' in format_strs / LOG_USED",
+            found=f"formats {self.format_names}",
+            fix="add 'tensorboard' to LOG_USED in rla_config.yaml (or to logger.configure(format_strs=...))",
+        )
 
     def timestep(self) -> int:
         """The current time-step."""
@@ -387,9 +432,12 @@ class Logger:
     # -- lifecycle --------------------------------------------------------------------
     def _check_open(self) -> None:
         if self.closed:
-            raise LoggerError("The logger is closed", expected="an open logger",
-                              found=f"closed logger for {self.dir}",
-                              fix="call logger.configure(...) again before logging")
+            raise LoggerError(
+                "The logger is closed",
+                expected="an open logger",
+                found=f"closed logger for {self.dir}",
+                fix="call logger.configure(...) again before logging",
+            )
 
     def flush(self) -> None:
         """Push every format's buffered data to the operating system."""

@@ -1,4 +1,5 @@
 """Read a run's logged scalars back as pandas DataFrames (progress.csv, progress.json, tb/)."""
+
 from __future__ import annotations
 
 import csv
@@ -12,6 +13,7 @@ from RLA.safe_read import MAX_CSV_BYTES, UnreadableFileError, decode_text, read_
 
 def _pandas() -> Any:
     import pandas
+
     return pandas
 
 
@@ -49,14 +51,18 @@ def check_cells(fname: Any, frame: Any) -> None:
     pandas = _pandas()
     for column in frame.columns:
         if len(str(column)) > MAX_CELL_CHARS:
-            raise UnreadableFileError(fname, f"a header cell of {len(str(column))} characters "
-                                      f"(at most {MAX_CELL_CHARS})")
+            raise UnreadableFileError(
+                fname, f"a header cell of {len(str(column))} characters (at most {MAX_CELL_CHARS})"
+            )
         values = frame[column]
         if len(values) and not pandas.api.types.is_numeric_dtype(values.dtype):
             longest = values.map(lambda v: len(v) if isinstance(v, str) else 0).max()
             if longest > MAX_CELL_CHARS:
-                raise UnreadableFileError(fname, f"a cell of {longest} characters in column "
-                                          f"{str(column)[:40]!r} (at most {MAX_CELL_CHARS})")
+                raise UnreadableFileError(
+                    fname,
+                    f"a cell of {longest} characters in column "
+                    f"{str(column)[:40]!r} (at most {MAX_CELL_CHARS})",
+                )
 
 
 def frame_from_bytes(fname: Any, data: bytes, **kwargs: Any) -> Any:
@@ -150,15 +156,21 @@ def read_tb(path: str) -> Any:
     One row per step, one column per tag, read with TensorBoard's own event reader.
     """
     try:
-        from tensorboard.backend.event_processing.event_accumulator import (
-            SCALARS, EventAccumulator)
+        from tensorboard.backend.event_processing.event_accumulator import SCALARS, EventAccumulator
     except ImportError as exc:
-        raise BackendNotInstalledError("read_tb needs the tensorboard package",
-                                       expected="tensorboard importable", found=str(exc),
-                                       fix="pip install tensorboard") from exc
+        raise BackendNotInstalledError(
+            "read_tb needs the tensorboard package",
+            expected="tensorboard importable",
+            found=str(exc),
+            fix="pip install tensorboard",
+        ) from exc
     if not os.path.exists(path):
-        raise LoggerError("No TensorBoard events to read", expected="a tb/ directory or event file",
-                          found=f"{path} does not exist", fix="check the run's log directory")
+        raise LoggerError(
+            "No TensorBoard events to read",
+            expected="a tb/ directory or event file",
+            found=f"{path} does not exist",
+            fix="check the run's log directory",
+        )
     acc = EventAccumulator(path, size_guidance={SCALARS: 0})
     acc.Reload()
     table: Dict[int, Dict[str, float]] = {}

@@ -1,4 +1,5 @@
 """All-or-none rows: stage a dumped row in every format, then commit all or take all back."""
+
 from __future__ import annotations
 
 import contextlib

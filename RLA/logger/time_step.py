@@ -1,4 +1,5 @@
 """The global time-step: the x-axis shared by scalars, TensorBoard, figures and checkpoints."""
+
 from __future__ import annotations
 
 from typing import Callable, List

@@ -9,6 +9,7 @@ TensorBoard, the resume state) leaves them out: they go to ``run.json``'s own ``
 field. A bookkeeping key the run tracks in its name (``add_record_param(['info'])``) is a
 hyper-parameter of that run and is recorded as one.
 """
+
 from __future__ import annotations
 
 from typing import Any, Dict, Iterable, Mapping, Tuple
@@ -18,8 +19,9 @@ from typing import Any, Dict, Iterable, Mapping, Tuple
 BOOKKEEPING_KEYS: Tuple[str, ...] = ("info", "loaded_date", "loaded_task_name", "data_root")
 
 
-def split_bookkeeping(hyper_param: Mapping[str, Any], tracked: Iterable[str] = (),
-                      keys: Iterable[str] = BOOKKEEPING_KEYS) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+def split_bookkeeping(
+    hyper_param: Mapping[str, Any], tracked: Iterable[str] = (), keys: Iterable[str] = BOOKKEEPING_KEYS
+) -> Tuple[Dict[str, Any], Dict[str, Any]]:
     """``(hyper-parameters, bookkeeping)`` of ``hyper_param`` (neither is a copy of the values).
 
     Args:

@@ -7,14 +7,20 @@ A checkpoint file holds one dict::
 ``models`` are state dicts (or anything the codec stores); ``related_variable`` values come
 back with their types; ``rng`` restores python/numpy/torch generators on request.
 """
+
 from __future__ import annotations
 
 import json
 from pathlib import Path
 from typing import Any, Dict, Mapping, Optional, Tuple, Union
 
-from RLA.checkpoint import CheckpointSaver, LoadedCheckpoint, backend_for_framework, capture_rng_state, \
-    restore_rng_state
+from RLA.checkpoint import (
+    CheckpointSaver,
+    LoadedCheckpoint,
+    backend_for_framework,
+    capture_rng_state,
+    restore_rng_state,
+)
 from RLA.errors import CheckpointError
 from RLA.fs import json_default
 from RLA.logger.time_step import time_step_holder
@@ -48,9 +54,15 @@ class CheckpointMixin:
     _ckpt_saver: Optional[CheckpointSaver] = None
     _ckpt_options: Dict[str, Any] = {}
 
-    def new_saver(self, max_to_keep: Optional[int] = 10, var_prefix: Optional[str] = None,
-                  backend: Optional[str] = None, save_rng: bool = True, durable: bool = True,
-                  verbose: bool = True) -> CheckpointSaver:
+    def new_saver(
+        self,
+        max_to_keep: Optional[int] = 10,
+        var_prefix: Optional[str] = None,
+        backend: Optional[str] = None,
+        save_rng: bool = True,
+        durable: bool = True,
+        verbose: bool = True,
+    ) -> CheckpointSaver:
         """Create the run's checkpoint saver (called implicitly by the first save).
 
         Args:
@@ -67,10 +79,16 @@ class CheckpointMixin:
         layout = self._require_run("new_saver()")  # type: ignore[attr-defined]
         config = getattr(self, "config", None)
         name = backend or backend_for_framework(getattr(config, "dl_framework", None))
-        self._ckpt_options = {"max_to_keep": max_to_keep, "var_prefix": var_prefix, "backend": name,
-                              "save_rng": save_rng, "durable": durable}
-        self._ckpt_saver = CheckpointSaver(layout.checkpoint_dir, backend=name, max_to_keep=max_to_keep,
-                                           durable=durable)
+        self._ckpt_options = {
+            "max_to_keep": max_to_keep,
+            "var_prefix": var_prefix,
+            "backend": name,
+            "save_rng": save_rng,
+            "durable": durable,
+        }
+        self._ckpt_saver = CheckpointSaver(
+            layout.checkpoint_dir, backend=name, max_to_keep=max_to_keep, durable=durable
+        )
         return self._ckpt_saver
 
     @property
@@ -87,9 +105,13 @@ class CheckpointMixin:
             saver = self.new_saver(**self._ckpt_options)
         return saver
 
-    def save_checkpoint(self, model_dict: Optional[Mapping[str, Any]] = None,
-                        related_variable: Optional[Mapping[str, Any]] = None,
-                        name: Optional[str] = None, checkpoint_name: str = "checkpoint") -> Path:
+    def save_checkpoint(
+        self,
+        model_dict: Optional[Mapping[str, Any]] = None,
+        related_variable: Optional[Mapping[str, Any]] = None,
+        name: Optional[str] = None,
+        checkpoint_name: str = "checkpoint",
+    ) -> Path:
         """Save models and variables at the current time-step as ``checkpoint-<step>.<ext>``.
 
         Args:
@@ -134,8 +156,13 @@ class CheckpointMixin:
         self.update_run_info(last_checkpoint={"step": step, "file": path.name})  # type: ignore[attr-defined]
         return path
 
-    def load_checkpoint(self, ckp_index: Union[None, int, str] = None, restore_rng: bool = False,
-                        map_location: Any = "cpu", checkpoint_name: str = "checkpoint") -> Tuple[int, Dict[str, Any]]:
+    def load_checkpoint(
+        self,
+        ckp_index: Union[None, int, str] = None,
+        restore_rng: bool = False,
+        map_location: Any = "cpu",
+        checkpoint_name: str = "checkpoint",
+    ) -> Tuple[int, Dict[str, Any]]:
         """Load this run's newest checkpoint (or step / name ``ckp_index``).
 
         Args:
@@ -159,9 +186,12 @@ class CheckpointMixin:
         models, variables, rng = split_state(loaded)
         if restore_rng:
             if rng is None:
-                raise CheckpointError(f"Checkpoint {loaded.path} has no RNG state",
-                                      expected="a checkpoint saved with new_saver(save_rng=True)",
-                                      found="rng: None", fix="call load_checkpoint(restore_rng=False)")
+                raise CheckpointError(
+                    f"Checkpoint {loaded.path} has no RNG state",
+                    expected="a checkpoint saved with new_saver(save_rng=True)",
+                    found="rng: None",
+                    fix="call load_checkpoint(restore_rng=False)",
+                )
             restore_rng_state(rng)
         self.loaded_variables = variables
         return loaded.step, filter_prefix(models, self._ckpt_options.get("var_prefix"))

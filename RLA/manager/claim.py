@@ -1,4 +1,5 @@
 """Create a run's directory exclusively: two runs never share an index or a directory."""
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -18,8 +19,14 @@ _MAX_TRIES = 1_000_000
 Clock = Callable[[], _dt.datetime]
 
 
-def claim_run(data_root: Path, task: str, when: Optional[_dt.datetime], ip: str,
-              tracked: Sequence[Tuple[str, Any]], clock: Clock = _dt.datetime.now) -> Tuple[RunLayout, _dt.datetime]:
+def claim_run(
+    data_root: Path,
+    task: str,
+    when: Optional[_dt.datetime],
+    ip: str,
+    tracked: Sequence[Tuple[str, Any]],
+    clock: Clock = _dt.datetime.now,
+) -> Tuple[RunLayout, _dt.datetime]:
     """Create ``<data_root>/log/<task>/<date>/<name>`` for a new run.
 
     The index (date + time to the microsecond) must be unique in the task, so under a
@@ -53,8 +60,10 @@ def claim_run(data_root: Path, task: str, when: Optional[_dt.datetime], ip: str,
             if parsed is not None:
                 used.add(parsed.time)
         for _ in range(_MAX_TRIES):
-            if when.strftime("%H-%M-%S-%f") not in used and \
-                    when.strftime(DATE_FORMAT) == day_dir.relative_to(day_dir.parents[2]).as_posix():
+            if (
+                when.strftime("%H-%M-%S-%f") not in used
+                and when.strftime(DATE_FORMAT) == day_dir.relative_to(day_dir.parents[2]).as_posix()
+            ):
                 name = format_run_name(when, ip, tracked)
                 try:
                     os.mkdir(day_dir / name)
@@ -68,9 +77,12 @@ def claim_run(data_root: Path, task: str, when: Optional[_dt.datetime], ip: str,
                 os.close(lock_fd)
                 lock_fd = -1
                 return claim_run(data_root, task, when, ip, tracked, clock)
-        raise RunExistsError(f"Could not find a free run index in {day_dir}",
-                             expected="a free microsecond", found=f"{len(used)} runs that day",
-                             fix="retry; this only happens with a broken clock")
+        raise RunExistsError(
+            f"Could not find a free run index in {day_dir}",
+            expected="a free microsecond",
+            found=f"{len(used)} runs that day",
+            fix="retry; this only happens with a broken clock",
+        )
     finally:
         if lock_fd >= 0:
             fcntl.flock(lock_fd, fcntl.LOCK_UN)

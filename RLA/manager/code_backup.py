@@ -1,4 +1,5 @@
 """Copy a run's source code into its ``code`` directory, honouring gitignore rules, secrets redacted."""
+
 from __future__ import annotations
 
 import os
@@ -13,8 +14,15 @@ from RLA.redaction import MARKER, RedactionPolicy, spans
 #: Never copied whatever the rules say: VCS internals and Python caches.
 ALWAYS_SKIPPED_DIRS = {".git", ".hg", ".svn", "__pycache__", ".pytest_cache", ".mypy_cache", ".trash"}
 #: The unanchored ``.gitignore`` lines older versions of ``rla init`` wrote.
-LEGACY_RLA_RULES = ("**/archive_tester/**", "**/checkpoint/**", "**/code/**", "**/results/**",
-                    "**/log/**", "**/arc/**", "**/replay/**")
+LEGACY_RLA_RULES = (
+    "**/archive_tester/**",
+    "**/checkpoint/**",
+    "**/code/**",
+    "**/results/**",
+    "**/log/**",
+    "**/arc/**",
+    "**/replay/**",
+)
 
 
 class IgnoreRules:
@@ -61,8 +69,14 @@ class IgnoreRules:
         return False
 
 
-def _copy_tree(src: Path, dst: Path, rules: IgnoreRules, skip: Iterable[Path], policy: RedactionPolicy,
-               explicit_root: bool = False) -> List[Path]:
+def _copy_tree(
+    src: Path,
+    dst: Path,
+    rules: IgnoreRules,
+    skip: Iterable[Path],
+    policy: RedactionPolicy,
+    explicit_root: bool = False,
+) -> List[Path]:
     copied: List[Path] = []
     # lib mode: the built library (usually git-ignored as a whole, e.g. build/) is copied
     # anyway; the rules still apply to the paths below it.
@@ -73,9 +87,11 @@ def _copy_tree(src: Path, dst: Path, rules: IgnoreRules, skip: Iterable[Path], p
         kept = []
         for name in sorted(dirnames):
             full = here / name
-            if name in ALWAYS_SKIPPED_DIRS or \
-                    any(full.resolve() == s or s in full.resolve().parents for s in skip) or \
-                    rules.ignored(full, True, root):
+            if (
+                name in ALWAYS_SKIPPED_DIRS
+                or any(full.resolve() == s or s in full.resolve().parents for s in skip)
+                or rules.ignored(full, True, root)
+            ):
                 continue
             kept.append(name)
         dirnames[:] = kept
@@ -109,8 +125,9 @@ def redact_file(path: Path, policy: RedactionPolicy, chunk_size: int = 1 << 20) 
     return True
 
 
-def _redacted_chunks(src: IO[bytes], pattern: Pattern[bytes], longest: int, chunk_size: int,
-                     everything: bool = False) -> Iterator[bytes]:
+def _redacted_chunks(
+    src: IO[bytes], pattern: Pattern[bytes], longest: int, chunk_size: int, everything: bool = False
+) -> Iterator[bytes]:
     """The redacted content of ``src`` piece by piece (only the pieces that changed unless ``everything``)."""
     keep, buf, marker = max(longest - 1, 0), b"", MARKER.encode()
     while True:
@@ -151,11 +168,19 @@ def copy_redacted(src: Path, target: Path, policy: RedactionPolicy, chunk_size: 
     return target
 
 
-def backup_code(code_dir: Path, project_root: Path, mode: str, backup_dirs: Sequence[str],
-                lib_dir: str, ignore_files: Sequence[Path], run_files: Sequence[Path],
-                skip: Sequence[Path] = (), secrets: Sequence[str] = (),
-                redaction: Optional[RedactionPolicy] = None,
-                warn: Optional[Callable[[str], None]] = None) -> List[Path]:
+def backup_code(
+    code_dir: Path,
+    project_root: Path,
+    mode: str,
+    backup_dirs: Sequence[str],
+    lib_dir: str,
+    ignore_files: Sequence[Path],
+    run_files: Sequence[Path],
+    skip: Sequence[Path] = (),
+    secrets: Sequence[str] = (),
+    redaction: Optional[RedactionPolicy] = None,
+    warn: Optional[Callable[[str], None]] = None,
+) -> List[Path]:
     """Copy the code of a run.
 
     Args:
@@ -188,37 +213,57 @@ def backup_code(code_dir: Path, project_root: Path, mode: str, backup_dirs: Sequ
     elif mode == "lib":
         entries = [(project_root / lib_dir, None)]
     else:  # validated by the config already; kept for direct callers
-        raise ConfigError("Unknown code backup mode", expected="'source' or 'lib'", found=repr(mode),
-                          fix="set PROJECT_TYPE.backup_code_by")
+        raise ConfigError(
+            "Unknown code backup mode",
+            expected="'source' or 'lib'",
+            found=repr(mode),
+            fix="set PROJECT_TYPE.backup_code_by",
+        )
     for src, name in entries:
         src = src.resolve()
         if not src.exists():
             key = "BACKUP_CONFIG.backup_code_dir" if mode == "source" else "BACKUP_CONFIG.lib_dir"
-            raise ConfigError(f"The code backup source {src} does not exist", expected=f"an existing path ({key})",
-                              found="no such file or directory",
-                              fix=f"fix {key} (relative to {project_root}) or create it")
+            raise ConfigError(
+                f"The code backup source {src} does not exist",
+                expected=f"an existing path ({key})",
+                found="no such file or directory",
+                fix=f"fix {key} (relative to {project_root}) or create it",
+            )
         target = code_dir / (name if name is not None else "")
         if src.is_dir():
-            copied += _copy_tree(src, target.resolve() if name is not None else code_dir, rules, skip, policy,
-                                 explicit_root=mode == "lib")
+            copied += _copy_tree(
+                src,
+                target.resolve() if name is not None else code_dir,
+                rules,
+                skip,
+                policy,
+                explicit_root=mode == "lib",
+            )
         elif not rules.ignored(src, False):
             copied.append(copy_redacted(src, target, policy))
     for run_file in run_files:
         run_file = Path(run_file)
         if not run_file.is_file():
-            raise ConfigError(f"run_file {run_file} does not exist", expected="the path of an existing script",
-                              found="no such file", fix="pass run_file=__file__ or a correct path")
+            raise ConfigError(
+                f"run_file {run_file} does not exist",
+                expected="the path of an existing script",
+                found="no such file",
+                fix="pass run_file=__file__ or a correct path",
+            )
         copied.append(copy_redacted(run_file, code_dir / run_file.name, policy))
     if warn is not None:
         for path, rule in rules.rla_rule_hits:
-            warn(f"{path} is left out of git and of the code snapshot by the .gitignore rule {rule!r} "
-                 "an older `rla init` wrote; run `rla init` to replace it by one anchored entry for "
-                 "the data root")
+            warn(
+                f"{path} is left out of git and of the code snapshot by the .gitignore rule {rule!r} "
+                "an older `rla init` wrote; run `rla init` to replace it by one anchored entry for "
+                "the data root"
+            )
     return copied
 
 
-def default_ignore_files(project_root: Path, configured: Optional[Sequence[str]],
-                         explicit: Optional[str]) -> List[Path]:
+def default_ignore_files(
+    project_root: Path, configured: Optional[Sequence[str]], explicit: Optional[str]
+) -> List[Path]:
     """The ignore files in force: ``ignore_file_path``, else the config's list, else ``.gitignore``."""
     if explicit:
         return [Path(explicit).expanduser().resolve()]

@@ -1,4 +1,5 @@
 """ExperimentManager: the lifecycle of a run (configure, create the item, record, finish)."""
+
 from __future__ import annotations
 
 import collections
@@ -17,13 +18,13 @@ from RLA.layout import ARCHIVE_TESTER, DIR_TYPES, RunLayout
 from RLA.logger.time_step import time_step_holder
 from RLA.manager import run_info as ri
 from RLA.manager.bookkeeping import BOOKKEEPING_KEYS, split_bookkeeping
+from RLA.manager.checkpointing import CheckpointMixin
 from RLA.manager.claim import claim_run
 from RLA.manager.code_backup import backup_code, default_ignore_files
 from RLA.manager.git_info import git_facts
 from RLA.manager.host import host_ip, package_versions, process_facts, redacted_argv
 from RLA.manager.lifecycle import Heartbeat, exit_watcher
 from RLA.manager.preflight import check_config
-from RLA.manager.checkpointing import CheckpointMixin
 from RLA.manager.replaying import ReplayMixin
 from RLA.manager.syncing import SyncMixin
 from RLA.redaction import RedactionPolicy
@@ -96,14 +97,21 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
         self.bookkeeping_keys: Tuple[str, ...] = BOOKKEEPING_KEYS
 
     # ------------------------------------------------------------------ configuration
-    def configure(self, task_table_name: Optional[str] = None,
-                  rla_config: Union[str, Path, Dict[str, Any], RLAConfig, None] = None,
-                  data_root: Union[str, Path, None] = None, ignore_file_path: Optional[str] = None,
-                  run_file: Union[str, Sequence[str], None] = None, is_master_node: bool = False,
-                  code_root: Union[str, Path, None] = None, *, task_name: Optional[str] = None,
-                  private_config_path: Union[str, Path, Dict[str, Any], None] = None,
-                  log_root: Union[str, Path, None] = None, log_callback_fn: Optional[Callable] = None,
-                  ) -> "ExperimentManager":
+    def configure(
+        self,
+        task_table_name: Optional[str] = None,
+        rla_config: Union[str, Path, Dict[str, Any], RLAConfig, None] = None,
+        data_root: Union[str, Path, None] = None,
+        ignore_file_path: Optional[str] = None,
+        run_file: Union[str, Sequence[str], None] = None,
+        is_master_node: bool = False,
+        code_root: Union[str, Path, None] = None,
+        *,
+        task_name: Optional[str] = None,
+        private_config_path: Union[str, Path, Dict[str, Any], None] = None,
+        log_root: Union[str, Path, None] = None,
+        log_callback_fn: Optional[Callable] = None,
+    ) -> "ExperimentManager":
         """Set the table (task), the database config and the data root of the next run.
 
         Args:
@@ -126,22 +134,38 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
         config_source = rla_config if rla_config is not None else private_config_path
         root = data_root if data_root is not None else log_root
         if task is None or not str(task).strip():
-            raise ConfigError("configure() needs a task name", expected="task_table_name='my_task'",
-                              found=repr(task), fix="pass the task (table) the run belongs to")
+            raise ConfigError(
+                "configure() needs a task name",
+                expected="task_table_name='my_task'",
+                found=repr(task),
+                fix="pass the task (table) the run belongs to",
+            )
         task = str(task).strip().strip("/")
         if any(part in ("", ".", "..") for part in task.split("/")):
-            raise ConfigError("Bad task name", expected="a name such as 'demo_task' (no empty, '.' or '..' parts)",
-                              found=repr(task), fix="rename the task")
+            raise ConfigError(
+                "Bad task name",
+                expected="a name such as 'demo_task' (no empty, '.' or '..' parts)",
+                found=repr(task),
+                fix="rename the task",
+            )
         if config_source is None:
-            raise ConfigError("configure() needs rla_config", expected="a path to rla_config.yaml or a dict",
-                              found="None", fix="pass rla_config='rla_config.yaml' (create it with `rla init`)")
+            raise ConfigError(
+                "configure() needs rla_config",
+                expected="a path to rla_config.yaml or a dict",
+                found="None",
+                fix="pass rla_config='rla_config.yaml' (create it with `rla init`)",
+            )
         config = load_config(config_source, project_root=code_root)
         check_config(config)  # LOG_USED names and the backend's package, before any run folder exists
         if root is None and config.DATA_ROOT is not None:
             root = config.resolve(config.DATA_ROOT)
         if root is None:
-            raise ConfigError("configure() needs a data root", expected="data_root='./data' (or DATA_ROOT in the config)",
-                              found="None", fix="pass the folder that holds the database")
+            raise ConfigError(
+                "configure() needs a data root",
+                expected="data_root='./data' (or DATA_ROOT in the config)",
+                found="None",
+                fix="pass the folder that holds the database",
+            )
         if self._active():
             self.finish()
         self.config = config
@@ -202,19 +226,26 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
             keys = [keys]
         for key in keys:
             if lookup_dotted(self.hyper_param, key) is _MISSING:
-                raise HyperParameterError(f"Cannot track hyper-parameter {key!r}: it is not set",
-                                          expected=f"one of {', '.join(map(str, self.hyper_param)) or '(none set)'}",
-                                          found=repr(key), fix="call set_hyper_param(...) with it first")
+                raise HyperParameterError(
+                    f"Cannot track hyper-parameter {key!r}: it is not set",
+                    expected=f"one of {', '.join(map(str, self.hyper_param)) or '(none set)'}",
+                    found=repr(key),
+                    fix="call set_hyper_param(...) with it first",
+                )
             if key not in self.hyper_param_record:
                 self.hyper_param_record.append(key)
 
     def recorded_hyper_params(self) -> Dict[str, Any]:
         """The hyper-parameters the run records (JSON-able): without the bookkeeping keys."""
-        return _jsonable(split_bookkeeping(self.hyper_param, self.hyper_param_record, self.bookkeeping_keys)[0])
+        return _jsonable(
+            split_bookkeeping(self.hyper_param, self.hyper_param_record, self.bookkeeping_keys)[0]
+        )
 
     def bookkeeping(self) -> Dict[str, Any]:
         """The bookkeeping values set with the hyper-parameters (run.json's ``bookkeeping``)."""
-        return _jsonable(split_bookkeeping(self.hyper_param, self.hyper_param_record, self.bookkeeping_keys)[1])
+        return _jsonable(
+            split_bookkeeping(self.hyper_param, self.hyper_param_record, self.bookkeeping_keys)[1]
+        )
 
     def clear_record_param(self) -> None:
         """Forget the tracked keys."""
@@ -225,10 +256,12 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
         for key in self.hyper_param_record:
             value = lookup_dotted(self.hyper_param, key)
             if value is _MISSING:
-                raise HyperParameterError(f"Tracked hyper-parameter {key!r} is no longer set",
-                                          expected="every tracked key present in hyper_param",
-                                          found=f"keys {sorted(map(str, self.hyper_param))}",
-                                          fix="set it again or call clear_record_param()")
+                raise HyperParameterError(
+                    f"Tracked hyper-parameter {key!r} is no longer set",
+                    expected="every tracked key present in hyper_param",
+                    found=f"keys {sorted(map(str, self.hyper_param))}",
+                    fix="set it again or call clear_record_param()",
+                )
             pairs.append((key, value))
         return pairs
 
@@ -238,14 +271,21 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
 
     def _require_configured(self) -> None:
         if self.config is None or self.data_root is None:
-            raise RunStateError("The experiment manager is not configured",
-                                expected="exp_manager.configure(task, rla_config, data_root) first",
-                                found="no configuration", fix="call configure() before log_files_gen()")
+            raise RunStateError(
+                "The experiment manager is not configured",
+                expected="exp_manager.configure(task, rla_config, data_root) first",
+                found="no configuration",
+                fix="call configure() before log_files_gen()",
+            )
 
     def _require_run(self, what: str = "this operation") -> RunLayout:
         if self.layout is None:
-            raise RunStateError(f"{what} needs a run", expected="exp_manager.log_files_gen() called first",
-                                found="no run created yet", fix="call configure() and log_files_gen() first")
+            raise RunStateError(
+                f"{what} needs a run",
+                expected="exp_manager.log_files_gen() called first",
+                found="no run created yet",
+                fix="call configure() and log_files_gen() first",
+            )
         return self.layout
 
     def log_files_gen(self) -> RunLayout:
@@ -259,7 +299,9 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
         assert self.config is not None and self.data_root is not None and self.task_table_name is not None
         self._redaction = self._build_redaction()
         tracked = [(key, self._redaction.redact_mapping(value, key)) for key, value in self._tracked_values()]
-        layout, when = claim_run(self.data_root, self.task_table_name, None, host_ip(), tracked, clock=self.clock)
+        layout, when = claim_run(
+            self.data_root, self.task_table_name, None, host_ip(), tracked, clock=self.clock
+        )
         self.layout, self.record_date = layout, when
         self.custom_data = {}
         self.parent = None
@@ -298,8 +340,11 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
                 self._write_initial_run_info(layout, when)
             self.finish(status=status, exit_code=code, error=f"{type(exc).__name__}: {exc}")
         except Exception as second:  # noqa: BLE001 - the first error is the one to raise
-            print(f"RLA: while recording the failed start of run {layout.index}: "
-                  f"{type(second).__name__}: {second}", file=sys.stderr)
+            print(
+                f"RLA: while recording the failed start of run {layout.index}: "
+                f"{type(second).__name__}: {second}",
+                file=sys.stderr,
+            )
 
     def reattach(self, layout: RunLayout, **fields: Any) -> RunLayout:
         """Continue an existing run of this data root in this process, as the same run.
@@ -319,8 +364,12 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
 
         self._require_configured()
         if Path(layout.data_root).resolve() != self.data_root:
-            raise RunStateError("Cannot continue a run of another data root", expected=str(self.data_root),
-                                found=str(layout.data_root), fix="configure() the run's data root first")
+            raise RunStateError(
+                "Cannot continue a run of another data root",
+                expected=str(self.data_root),
+                found=str(layout.data_root),
+                fix="configure() the run's data root first",
+            )
         if self._active():
             self.finish()
         info = ri.read_run_info(layout.run_info_file)
@@ -331,13 +380,24 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
         self._finished = False
         self._redaction = self._build_redaction()
         facts = process_facts()
-        info.update(status=ri.RUNNING, end_time=None, exit_code=None, error=None, pid=facts["pid"],
-                    host=facts["host"], heartbeat=ri.now_iso(), hyper_params=self.recorded_hyper_params(),
-                    bookkeeping=self.bookkeeping(), tracked_keys=list(self.hyper_param_record), **fields)
+        info.update(
+            status=ri.RUNNING,
+            end_time=None,
+            exit_code=None,
+            error=None,
+            pid=facts["pid"],
+            host=facts["host"],
+            heartbeat=ri.now_iso(),
+            hyper_params=self.recorded_hyper_params(),
+            bookkeeping=self.bookkeeping(),
+            tracked_keys=list(self.hyper_param_record),
+            **fields,
+        )
         with self._info_lock:
             self.run_info = info
             ri.write_run_info(layout.run_info_file, info, self.redaction)
         from RLA.query.catalog import mark_changed
+
         mark_changed(self.data_root, [layout])  # the index may hold it as settled and ended
         self._configure_logger()
         self.save_state()
@@ -403,14 +463,16 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
 
     def _configure_logger(self) -> None:
         from RLA.easy_log import logger
-
         from RLA.logger.formats.stdout import StdoutOutputFormat
 
         assert self.config is not None and self.layout is not None
-        new = logger.configure(dir=str(self.layout.log_dir), format_strs=self.config.log_used,
-                               hyper_params=self.redaction.redact_mapping(self.recorded_hyper_params()),
-                               redact=self.redaction.redact_text,
-                               on_dump=getattr(self, "_log_callback", None))
+        new = logger.configure(
+            dir=str(self.layout.log_dir),
+            format_strs=self.config.log_used,
+            hyper_params=self.redaction.redact_mapping(self.recorded_hyper_params()),
+            redact=self.redaction.redact_text,
+            on_dump=getattr(self, "_log_callback", None),
+        )
         for writer in new.writers:
             if isinstance(writer, StdoutOutputFormat):
                 writer.interval = self.config.STDOUT_INTERVAL
@@ -443,10 +505,18 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
         assert self.config is not None and self.layout is not None and self.data_root is not None
         code_dir = self.layout.code_dir
         project_root = self.config.project_root
-        backup_code(code_dir, project_root, self.config.backup_code_by, self.config.backup.backup_code_dir,
-                    self.config.backup.lib_dir,
-                    default_ignore_files(project_root, self.config.backup.ignore_code_paths, self._ignore_file_path),
-                    self._run_file, skip=[self.data_root], redaction=self.redaction, warn=self.warn)
+        backup_code(
+            code_dir,
+            project_root,
+            self.config.backup_code_by,
+            self.config.backup.backup_code_dir,
+            self.config.backup.lib_dir,
+            default_ignore_files(project_root, self.config.backup.ignore_code_paths, self._ignore_file_path),
+            self._run_file,
+            skip=[self.data_root],
+            redaction=self.redaction,
+            warn=self.warn,
+        )
         facts, diff, untracked = git_facts(project_root)
         if facts is not None:
             text = self.redaction.redact_text
@@ -454,8 +524,9 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
                 atomic_write_text(code_dir / "git_diff.patch", text(diff) + "\n", durable=False)
             if untracked:
                 atomic_write_text(code_dir / "git_untracked.txt", text(untracked) + "\n", durable=False)
-            atomic_write_json(code_dir / "git_info.json", self.redaction.redact_mapping(facts, by_key=False),
-                              durable=False)
+            atomic_write_json(
+                code_dir / "git_info.json", self.redaction.redact_mapping(facts, by_key=False), durable=False
+            )
         self.update_run_info(git=facts)
 
     # --------------------------------------------------------------------- run.json
@@ -503,8 +574,10 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
             "config": self.config.public_dict() if self.config else None,
         }
         policy = self.redaction
-        return {key: policy.redact_mapping(value, by_key=key in ("hyper_param", "custom_data", "bookkeeping"))
-                for key, value in state.items()}
+        return {
+            key: policy.redact_mapping(value, by_key=key in ("hyper_param", "custom_data", "bookkeeping"))
+            for key, value in state.items()
+        }
 
     def save_state(self) -> None:
         """Rewrite the run's ``archive_tester/.../<name>.json`` atomically."""
@@ -570,8 +643,11 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
         shown = self.redaction.redact_mapping(self.recorded_hyper_params())  # written, not the user's dict
         for key in sorted(shown, key=str):
             logger.backup(f"key: {key}, value: {shown[key]}")
-        atomic_write_json(layout.code_dir / "parameter.json", dict(sorted(shown.items(), key=lambda kv: str(kv[0]))),
-                          durable=False)
+        atomic_write_json(
+            layout.code_dir / "parameter.json",
+            dict(sorted(shown.items(), key=lambda kv: str(kv[0]))),
+            durable=False,
+        )
 
     def warn(self, message: str) -> None:
         """A warning into the run's warn.txt and log (and stderr)."""
@@ -580,20 +656,29 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
         logger.warn(message)
 
     # ---------------------------------------------------------------- custom data
-    def add_custom_data(self, key: str, data: Any, dtype: type = list, max_len: int = -1,
-                        mode: str = "append") -> None:
+    def add_custom_data(
+        self, key: str, data: Any, dtype: type = list, max_len: int = -1, mode: str = "append"
+    ) -> None:
         """Store a value with the run's resume state (``append`` to a list/deque or ``replace``)."""
         if mode == "replace":
             self.custom_data[key] = data
             return
         if mode != "append":
-            raise ConfigError("Bad custom data mode", expected="'append' or 'replace'", found=repr(mode),
-                              fix="pass mode='append' or mode='replace'")
+            raise ConfigError(
+                "Bad custom data mode",
+                expected="'append' or 'replace'",
+                found=repr(mode),
+                fix="pass mode='append' or mode='replace'",
+            )
         if key not in self.custom_data:
             if dtype is collections.deque:
                 if max_len <= 0:
-                    raise ConfigError("A deque needs a positive max_len", expected="max_len > 0",
-                                      found=str(max_len), fix="pass max_len=N")
+                    raise ConfigError(
+                        "A deque needs a positive max_len",
+                        expected="max_len > 0",
+                        found=str(max_len),
+                        fix="pass max_len=N",
+                    )
                 self.custom_data[key] = collections.deque(maxlen=max_len)
             elif dtype is list:
                 self.custom_data[key] = []
@@ -628,8 +713,12 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
         from RLA.easy_log import logger
 
         if name not in self._time_records:
-            raise RunStateError(f"Timer {name!r} was not started", expected=f"time_record({name!r}) first",
-                                found="no such timer", fix="start the timer before ending it")
+            raise RunStateError(
+                f"Timer {name!r} was not started",
+                expected=f"time_record({name!r}) first",
+                found="no such timer",
+                fix="start the timer before ending it",
+            )
         used = time.perf_counter() - self._time_records.pop(name)
         logger.record_tabular(f"time_used/{name}", used)
         return used
@@ -645,8 +734,9 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
         if hook not in self._post_finish_hooks:
             self._post_finish_hooks.append(hook)
 
-    def finish(self, status: Optional[str] = None, exit_code: Optional[int] = None,
-               error: Optional[str] = None) -> None:
+    def finish(
+        self, status: Optional[str] = None, exit_code: Optional[int] = None, error: Optional[str] = None
+    ) -> None:
         """End the run: run finish hooks, close the logger, record status and end time.
 
         Idempotent; called automatically at exit (``crashed`` on an uncaught exception,
@@ -676,8 +766,9 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
             final = status or ri.FINISHED
             code = exit_code if exit_code is not None else (0 if final == ri.FINISHED else 1)
             with self._info_lock:
-                self.run_info.update(status=final, exit_code=code, error=error, end_time=ri.now_iso(),
-                                     heartbeat=ri.now_iso())
+                self.run_info.update(
+                    status=final, exit_code=code, error=error, end_time=ri.now_iso(), heartbeat=ri.now_iso()
+                )
                 if hook_errors:
                     self.run_info["finish_warnings"] = hook_errors
                 ri.write_run_info(self._require_run().run_info_file, self.run_info, self.redaction)
@@ -721,23 +812,29 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
     def tmp_data_dir(self) -> Optional[str]:
         """polixir's scratch folder ``<data_root>/tmp_data/<run>/`` (created on first use)."""
         from RLA.manager import original_names
+
         return original_names.extra_dir(self, "tmp_data")
 
     @property
     def hyparameter_dir(self) -> Optional[str]:
         """polixir's ``<data_root>/hyperparameter/<run>/`` (created on first use)."""
         from RLA.manager import original_names
+
         return original_names.extra_dir(self, "hyperparameter")
 
     @classmethod
-    def load_tester(cls, record_date: str, task_table_name: str, log_root: str, trust_pickles: bool = False) -> Any:
+    def load_tester(
+        cls, record_date: str, task_table_name: str, log_root: str, trust_pickles: bool = False
+    ) -> Any:
         """A past run's state (``hyper_param``, ``custom_data``...), read without unpickling."""
         from RLA.loader.past_run import PastRun
+
         return PastRun.find(log_root, task_table_name, record_date, trust_pickles=trust_pickles)
 
     def update_log_files_location(self, root: Union[str, Path]) -> None:
         """Point the current run at its copy under another data root (a moved database)."""
         from RLA.manager import original_names
+
         original_names.relocate(self, Path(root))
 
     def serialize_object_and_save(self) -> None:
@@ -745,8 +842,9 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
         self.save_state()
 
     def __deepcopy__(self, memo: Dict[int, Any]) -> "ExperimentManager":
-        raise TypeError("ExperimentManager holds threads and files and cannot be copied; "
-                        "use state_dict() for a snapshot")
+        raise TypeError(
+            "ExperimentManager holds threads and files and cannot be copied; use state_dict() for a snapshot"
+        )
 
 
 #: Kept for code written against the original (``Tester``).

@@ -1,4 +1,5 @@
 """Git facts of the code a run executes (commit, branch, dirty flag, uncommitted diff)."""
+
 from __future__ import annotations
 
 import os
@@ -34,8 +35,13 @@ def git_facts(path: os.PathLike) -> Tuple[Optional[Dict[str, Any]], str, str]:
         dirty = repo.is_dirty(untracked_files=False)
         diff = repo.git.diff("HEAD") if commit and dirty else ""
         untracked = "\n".join(repo.untracked_files)
-        facts = {"commit": commit, "branch": branch, "dirty": dirty, "repo": repo.working_tree_dir,
-                 "untracked_files": len(repo.untracked_files)}
+        facts = {
+            "commit": commit,
+            "branch": branch,
+            "dirty": dirty,
+            "repo": repo.working_tree_dir,
+            "untracked_files": len(repo.untracked_files),
+        }
         return facts, diff, untracked
     except (git.GitCommandError, OSError) as exc:
         return {"error": str(exc)}, "", ""

@@ -1,4 +1,5 @@
 """Facts about the machine and process a run executes on (IP, host, versions, command)."""
+
 from __future__ import annotations
 
 import os
@@ -49,8 +50,11 @@ def package_versions(names: Optional[List[str]] = None) -> Dict[str, str]:
     return versions
 
 
-def redacted_argv(argv: Optional[List[str]] = None, secrets: Optional[List[str]] = None,
-                  policy: Optional["RedactionPolicy"] = None) -> List[str]:
+def redacted_argv(
+    argv: Optional[List[str]] = None,
+    secrets: Optional[List[str]] = None,
+    policy: Optional["RedactionPolicy"] = None,
+) -> List[str]:
     """The command line (default ``sys.argv``) with secret options and known secret values hidden.
 
     Args:

@@ -1,4 +1,5 @@
 """Process-exit plumbing for runs: heartbeat thread, atexit, excepthook and SIGTERM."""
+
 from __future__ import annotations
 
 import atexit
@@ -14,8 +15,11 @@ from RLA.manager.run_info import CRASHED, KILLED
 
 
 def _report_to_stderr(exc: BaseException) -> None:
-    print(f"rla: the run's heartbeat could not be written ({type(exc).__name__}: {exc}); while this "
-          "lasts, readers will report the run as crashed once its heartbeat is stale", file=sys.stderr)
+    print(
+        f"rla: the run's heartbeat could not be written ({type(exc).__name__}: {exc}); while this "
+        "lasts, readers will report the run as crashed once its heartbeat is stale",
+        file=sys.stderr,
+    )
 
 
 class Heartbeat:
@@ -25,8 +29,12 @@ class Heartbeat:
     once per distinct failure, and again after a beat that succeeded in between.
     """
 
-    def __init__(self, beat: Callable[[], None], interval: float,
-                 on_error: Callable[[BaseException], None] = _report_to_stderr) -> None:
+    def __init__(
+        self,
+        beat: Callable[[], None],
+        interval: float,
+        on_error: Callable[[BaseException], None] = _report_to_stderr,
+    ) -> None:
         self._beat = beat
         self._interval = interval
         self._on_error = on_error

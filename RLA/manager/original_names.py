@@ -1,4 +1,5 @@
 """Paths behind the original Tester's extra names on the manager (polixir's folders, relocation)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -25,11 +26,19 @@ def relocate(manager: Any, root: Path) -> None:
     """
     layout = getattr(manager, "layout", None)
     if layout is None:
-        raise RunStateError("update_log_files_location() needs a run", expected="log_files_gen() first",
-                            found="no run", fix="call exp_manager.log_files_gen() or use ExperimentLoader")
+        raise RunStateError(
+            "update_log_files_location() needs a run",
+            expected="log_files_gen() first",
+            found="no run",
+            fix="call exp_manager.log_files_gen() or use ExperimentLoader",
+        )
     moved = layout.moved(data_root=Path(root).expanduser().resolve())
     if not moved.log_dir.is_dir():
-        raise RunStateError(f"The run {layout.index} is not under {root}", expected=f"{moved.log_dir}",
-                            found="no such folder", fix="copy the run there first (rla migrate --to-data-root)")
+        raise RunStateError(
+            f"The run {layout.index} is not under {root}",
+            expected=f"{moved.log_dir}",
+            found="no such folder",
+            fix="copy the run there first (rla migrate --to-data-root)",
+        )
     manager.data_root = moved.data_root
     manager.layout = moved

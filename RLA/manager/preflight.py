@@ -5,6 +5,7 @@ after the run existed (inside ``log_files_gen()``) or after training started (at
 ``save_checkpoint``). Both are configuration mistakes, so they are reported by
 ``configure()``. Packages are looked up, not imported: ``configure()`` stays fast.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -31,15 +32,22 @@ def check_log_used(config: RLAConfig) -> None:
             known = output_formats.names()
             close = difflib.get_close_matches(name, known, n=1)
             hint = f"did you mean {close[0]!r}? " if close else ""
-            raise ConfigError(f"{_origin(config)}: LOG_USED names an unknown output format {name!r}",
-                              expected=f"names among {', '.join(known)}", found=repr(name),
-                              fix=f"{hint}fix LOG_USED (a custom format is registered with "
-                                  "RLA.logger.register_output_format before configure())")
+            raise ConfigError(
+                f"{_origin(config)}: LOG_USED names an unknown output format {name!r}",
+                expected=f"names among {', '.join(known)}",
+                found=repr(name),
+                fix=f"{hint}fix LOG_USED (a custom format is registered with "
+                "RLA.logger.register_output_format before configure())",
+            )
         try:
             output_formats.check_installed(name)
         except BackendNotInstalledError as exc:
-            raise MissingBackendError(f"{_origin(config)}: LOG_USED has {name!r}, whose package is not installed",
-                                      expected=exc.expected, found=exc.found, fix=exc.fix) from None
+            raise MissingBackendError(
+                f"{_origin(config)}: LOG_USED has {name!r}, whose package is not installed",
+                expected=exc.expected,
+                found=exc.found,
+                fix=exc.fix,
+            ) from None
 
 
 def check_backend(config: RLAConfig) -> None:
@@ -54,9 +62,13 @@ def check_backend(config: RLAConfig) -> None:
     try:
         backends.check_installed(backend)
     except BackendNotInstalledError as exc:
-        raise MissingBackendError(f"{_origin(config)}: DL_FRAMEWORK is {config.DL_FRAMEWORK!r}, but its "
-                                  f"checkpoint backend {backend!r} is not installed",
-                                  expected=exc.expected, found=exc.found, fix=exc.fix) from None
+        raise MissingBackendError(
+            f"{_origin(config)}: DL_FRAMEWORK is {config.DL_FRAMEWORK!r}, but its "
+            f"checkpoint backend {backend!r} is not installed",
+            expected=exc.expected,
+            found=exc.found,
+            fix=exc.fix,
+        ) from None
 
 
 def check_config(config: RLAConfig) -> None:

@@ -1,4 +1,5 @@
 """Replay-buffer snapshots of the current run, stored under ``replay_dir`` by time-step."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -27,8 +28,7 @@ class ReplayMixin:
         step = time_step_holder.get_time() if step is None else int(step)
         return save_run_buffer(buffer, layout.replay_dir, step, **options)
 
-    def replay_save_triggers(self, buffer: Any, every: Optional[int] = None,
-                             **options: Any) -> Any:
+    def replay_save_triggers(self, buffer: Any, every: Optional[int] = None, **options: Any) -> Any:
         """Save paths that save every rank into this run's ``replay_dir``: every ``every``
         steps, on request (``triggers.request()`` or a ``SAVE_NOW`` file in ``replay_dir``),
         on SIGTERM and on an exception; use it as a context manager and call
@@ -42,8 +42,13 @@ class ReplayMixin:
         layout = self._require_run("replay_save_triggers()")  # type: ignore[attr-defined]
         return SaveTriggers(buffer, layout.replay_dir, every=every, **options)
 
-    def load_replay_buffer(self, buffer: Any = None, step: Optional[int] = None,
-                           replay_dir: Optional[Path] = None, **options: Any) -> Any:
+    def load_replay_buffer(
+        self,
+        buffer: Any = None,
+        step: Optional[int] = None,
+        replay_dir: Optional[Path] = None,
+        **options: Any,
+    ) -> Any:
         """Restore a snapshot of this run (or of ``replay_dir``, e.g. a resumed run's parent).
 
         Args:

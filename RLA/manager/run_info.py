@@ -9,6 +9,7 @@ Keys (format_version 1)::
 
 Times are ISO-8601 strings with the local UTC offset; ``heartbeat`` is the same.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -54,8 +55,12 @@ def read_run_info(path: os.PathLike) -> Dict[str, Any]:
     """
     path = Path(path)
     if not path.exists():
-        raise RunNotFoundError("The run has no run.json", expected=str(path),
-                               found="no such file", fix="check the index or data root")
+        raise RunNotFoundError(
+            "The run has no run.json",
+            expected=str(path),
+            found="no such file",
+            fix="check the index or data root",
+        )
     data = read_json(path)
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a JSON object, found {type(data).__name__}")
@@ -109,8 +114,12 @@ def effective_status(info: Dict[str, Any], now: Optional[_dt.datetime] = None) -
     status = info.get("status", RUNNING)
     if status != RUNNING:
         return status
-    if info.get("host") == socket.gethostname() and isinstance(info.get("pid"), int) \
-            and info.get("pid") != os.getpid() and not _pid_alive(info["pid"]):
+    if (
+        info.get("host") == socket.gethostname()
+        and isinstance(info.get("pid"), int)
+        and info.get("pid") != os.getpid()
+        and not _pid_alive(info["pid"])
+    ):
         return CRASHED
     beat = parse_time(info.get("heartbeat")) or parse_time(info.get("start_time"))
     if beat is None:

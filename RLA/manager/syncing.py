@@ -1,4 +1,5 @@
 """``SyncMixin``: the manager's push of the current run to the main node (``sync_log_file``)."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Optional
@@ -24,17 +25,24 @@ class SyncMixin:
     def _sync_settings_ready(self) -> bool:
         config = getattr(self, "config", None)
         if config is None:
-            raise ConfigError("sync_log_file() needs a configured manager",
-                              expected="exp_manager.configure(...) called first", found="no configuration",
-                              fix="call configure() and log_files_gen() before syncing")
+            raise ConfigError(
+                "sync_log_file() needs a configured manager",
+                expected="exp_manager.configure(...) called first",
+                found="no configuration",
+                fix="call configure() and log_files_gen() before syncing",
+            )
         return not self.is_master_node and config.send_log_file  # type: ignore[attr-defined]
 
     def _make_syncer(self) -> "RunSyncer":
         from RLA.sync.syncer import RunSyncer
 
         config = self.config  # type: ignore[attr-defined]
-        return RunSyncer(config.remote, self.data_root, project_root=config.project_root,  # type: ignore[attr-defined]
-                         warn=self.warn)  # type: ignore[attr-defined]
+        return RunSyncer(
+            config.remote,
+            self.data_root,
+            project_root=config.project_root,  # type: ignore[attr-defined]
+            warn=self.warn,
+        )  # type: ignore[attr-defined]
 
     def sync_log_file(self, skip_error: bool = False) -> Optional["SyncReport"]:
         """Push the current run (its ``REMOTE_SETTING.sync_types``) to the main node.

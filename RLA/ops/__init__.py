@@ -13,6 +13,7 @@ Example::
 intent journal before it moves anything; :func:`RLA.ops.fsck.scan` / :func:`repair` check
 and repair a data root (``rla fsck``).
 """
+
 from __future__ import annotations
 
 from RLA.ops.archive import plan_archive
@@ -21,5 +22,16 @@ from RLA.ops.migrate import plan_migrate
 from RLA.ops.plan import ACTIONS, Plan, RunPlan, Step, build_plan, inside
 from RLA.ops.recover import Recovery, recover
 
-__all__ = ["ACTIONS", "Plan", "Recovery", "RunPlan", "Step", "build_plan", "inside", "plan_archive",
-           "plan_delete", "plan_migrate", "recover"]
+__all__ = [
+    "ACTIONS",
+    "Plan",
+    "Recovery",
+    "RunPlan",
+    "Step",
+    "build_plan",
+    "inside",
+    "plan_archive",
+    "plan_delete",
+    "plan_migrate",
+    "recover",
+]

@@ -1,4 +1,5 @@
 """Archive runs: move (or copy) every data type of a run to ``<data_root>/arc/``, or back."""
+
 from __future__ import annotations
 
 import os
@@ -8,8 +9,9 @@ from RLA.layout import RunLayout
 from RLA.ops.plan import COPY, MOVE, Plan, build_plan
 
 
-def plan_archive(data_root: os.PathLike, runs: Iterable[RunLayout], copy: bool = False,
-                 restore: bool = False) -> Plan:
+def plan_archive(
+    data_root: os.PathLike, runs: Iterable[RunLayout], copy: bool = False, restore: bool = False
+) -> Plan:
     """Plan archiving ``runs`` (all data types together).
 
     Args:
@@ -18,6 +20,10 @@ def plan_archive(data_root: os.PathLike, runs: Iterable[RunLayout], copy: bool =
         copy: keep the originals (the original project's behaviour).
         restore: move archived runs back to the active tables.
     """
-    return build_plan(COPY if copy else MOVE, data_root, runs,
-                      target=lambda run: run.moved(archived=not restore),
-                      verb="restore" if restore else "archive")
+    return build_plan(
+        COPY if copy else MOVE,
+        data_root,
+        runs,
+        target=lambda run: run.moved(archived=not restore),
+        verb="restore" if restore else "archive",
+    )

@@ -1,4 +1,5 @@
 """Delete runs: every data type of a run to ``<data_root>/.trash/`` (or for good with purge)."""
+
 from __future__ import annotations
 
 import os

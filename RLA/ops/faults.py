@@ -11,6 +11,7 @@ partial name, or a purged folder under its to-be-deleted name),
 ``step-done`` (after each data type), ``run-done`` (after each run, ``run.json``
 rewritten), ``before-journal-removed``.
 """
+
 from __future__ import annotations
 
 import os

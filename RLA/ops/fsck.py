@@ -17,6 +17,7 @@
 partial copies; fragments, splits and to-be-deleted folders stay (they are user data:
 reported with a fix, never deleted).
 """
+
 from __future__ import annotations
 
 import os
@@ -80,20 +81,36 @@ def _runs_findings(data_root: Path, report: FsckReport) -> None:
     for (archived, rel), kinds in sorted(runs.items()):
         missing = [data_type for data_type in CORE_TYPES if data_type not in kinds]
         if missing:
-            report.findings.append(Finding("fragment", _label(archived, rel),
-                                           f"only under {', '.join(sorted(kinds))} (no {'/, '.join(missing)}/); "
-                                           "move the missing parts back, or delete it with `rla delete`"))
+            report.findings.append(
+                Finding(
+                    "fragment",
+                    _label(archived, rel),
+                    f"only under {', '.join(sorted(kinds))} (no {'/, '.join(missing)}/); "
+                    "move the missing parts back, or delete it with `rla delete`",
+                )
+            )
         twin = runs.get((not archived, rel))
         if not archived and twin is not None and not (twin <= kinds or kinds <= twin):
-            report.findings.append(Finding("split", rel, f"{', '.join(sorted(kinds))} active, "
-                                           f"{', '.join(sorted(twin))} under arc/; move the parts together"))
+            report.findings.append(
+                Finding(
+                    "split",
+                    rel,
+                    f"{', '.join(sorted(kinds))} active, "
+                    f"{', '.join(sorted(twin))} under arc/; move the parts together",
+                )
+            )
     for stamp in _trash_stamps(data_root):
         for (archived, rel), kinds in sorted(_run_types(stamp).items()):
             here = runs.get((archived, rel))
             if here is not None and kinds - here:  # a data type moved out, not some files of one
-                report.findings.append(Finding("split", _label(archived, rel),
-                                               f"{', '.join(sorted(here))} in the data root, {', '.join(sorted(kinds))} "
-                                               f"in {TRASH}/{stamp.name}; move the parts together"))
+                report.findings.append(
+                    Finding(
+                        "split",
+                        _label(archived, rel),
+                        f"{', '.join(sorted(here))} in the data root, {', '.join(sorted(kinds))} "
+                        f"in {TRASH}/{stamp.name}; move the parts together",
+                    )
+                )
 
 
 def _day_dirs(base: Path) -> Iterator[Path]:
@@ -135,9 +152,15 @@ def _journal_findings(data_root: Path, report: FsckReport) -> Set[str]:
             report.findings.append(Finding("journal", path.name, f"unreadable: {exc}"))
             continue
         owned.add(journal.op_id)
-        report.findings.append(Finding("journal", path.name, f"an interrupted {journal.verb} of "
-                                       f"{len(journal.runs)} runs (or one running now); "
-                                       "`rla fsck --repair` finishes it"))
+        report.findings.append(
+            Finding(
+                "journal",
+                path.name,
+                f"an interrupted {journal.verb} of "
+                f"{len(journal.runs)} runs (or one running now); "
+                "`rla fsck --repair` finishes it",
+            )
+        )
     return owned
 
 
@@ -152,10 +175,15 @@ def scan(data_root: os.PathLike) -> FsckReport:
             continue
         rel = path.relative_to(root).as_posix()
         if kind == PART:
-            report.findings.append(Finding("partial", rel, "an incomplete copy; `rla fsck --repair` removes it"))
+            report.findings.append(
+                Finding("partial", rel, "an incomplete copy; `rla fsck --repair` removes it")
+            )
         elif kind == GONE:
-            report.findings.append(Finding("partial", rel, "a folder an operation was deleting; check it, "
-                                           "then remove it by hand"))
+            report.findings.append(
+                Finding(
+                    "partial", rel, "a folder an operation was deleting; check it, then remove it by hand"
+                )
+            )
     return report
 
 
@@ -182,7 +210,9 @@ def _journal_temps(root: Path) -> List[Path]:
     folder = journal_dir(root)
     if not folder.is_dir():
         return []
-    return sorted(folder / name for name in os.listdir(folder) if name.startswith(".") and name.endswith(".tmp"))
+    return sorted(
+        folder / name for name in os.listdir(folder) if name.startswith(".") and name.endswith(".tmp")
+    )
 
 
 def _readable(root: Path, path: Path) -> bool:

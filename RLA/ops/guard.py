@@ -5,6 +5,7 @@ link, e.g. to a bigger disk: it is part of the database by the user's choice. Be
 (task, day and run folders) and above it (``arc``), and anywhere in ``.trash`` and
 ``.rla-journal``, a link is refused: it could lead outside the data root.
 """
+
 from __future__ import annotations
 
 import os
@@ -35,9 +36,12 @@ def check_path(root: os.PathLike, path: os.PathLike, what: str = "path") -> Path
     root_text = os.fspath(root)
     rel = os.path.relpath(os.path.abspath(path), os.path.abspath(root_text))
     if rel == "." or rel.startswith(".." + os.sep) or rel == "..":
-        raise UnsafePathError(f"The {what} {os.fspath(path)!r} is outside the data root",
-                              expected=f"a path inside {root_text!r}", found=rel,
-                              fix="check --data-root and the names given")
+        raise UnsafePathError(
+            f"The {what} {os.fspath(path)!r} is outside the data root",
+            expected=f"a path inside {root_text!r}",
+            found=rel,
+            fix="check --data-root and the names given",
+        )
     parts = check_relative(rel.replace(os.sep, "/"), what)
     linkable = _linkable(parts)
     current = root_text
@@ -48,9 +52,11 @@ def check_path(root: os.PathLike, path: os.PathLike, what: str = "path") -> Path
         except FileNotFoundError:
             break
         if stat.S_ISLNK(mode) and position != linkable:
-            raise UnsafePathError(f"The path {current!r} is a symbolic link",
-                                  expected="plain folders between the data root and its runs",
-                                  found=f"a link to {os.readlink(current)!r}",
-                                  fix="replace the link by a real folder (only a data-type folder such "
-                                      "as checkpoint/ may be a link); RLA does not follow it")
+            raise UnsafePathError(
+                f"The path {current!r} is a symbolic link",
+                expected="plain folders between the data root and its runs",
+                found=f"a link to {os.readlink(current)!r}",
+                fix="replace the link by a real folder (only a data-type folder such "
+                "as checkpoint/ may be a link); RLA does not follow it",
+            )
     return Path(path)

@@ -6,6 +6,7 @@ atomically and fsynced before anything moves, and removed (directory fsynced) on
 run is whole again. A journal still there means an operation was interrupted: the next
 operation on the data root, or ``rla fsck --repair``, finishes it (see :mod:`RLA.ops.recover`).
 """
+
 from __future__ import annotations
 
 import os
@@ -88,8 +89,9 @@ class Journal:
     @property
     def crosses_roots(self) -> bool:
         """Whether the runs go to another data root (which then confirms the operation)."""
-        return self.target_root is not None and \
-            os.path.realpath(self.target_root) != os.path.realpath(self.data_root)
+        return self.target_root is not None and os.path.realpath(self.target_root) != os.path.realpath(
+            self.data_root
+        )
 
     @property
     def confirmation(self) -> Path:
@@ -102,8 +104,11 @@ class Journal:
         to another data root first writes its confirmation there."""
         if self.crosses_roots:
             journal_dir(self.dst_root, create=True)
-            atomic_write_json(self.confirmation, {"op_id": self.op_id,
-                                                  "source_root": os.path.realpath(self.data_root)}, durable=True)
+            atomic_write_json(
+                self.confirmation,
+                {"op_id": self.op_id, "source_root": os.path.realpath(self.data_root)},
+                durable=True,
+            )
         journal_dir(self.data_root, create=True)
         atomic_write_json(self.path, self.to_dict(), durable=True)
 
@@ -118,20 +123,33 @@ class Journal:
             fsync_dir(path.parent)
 
     def to_dict(self) -> Dict[str, Any]:
-        return {"format_version": FORMAT_VERSION, "op_id": self.op_id, "action": self.action,
-                "verb": self.verb, "pid": os.getpid(),
-                "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                "target_root": os.fspath(self.target_root.resolve()) if self.target_root else None,
-                "runs": [_run_to_dict(run) for run in self.runs]}
+        return {
+            "format_version": FORMAT_VERSION,
+            "op_id": self.op_id,
+            "action": self.action,
+            "verb": self.verb,
+            "pid": os.getpid(),
+            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "target_root": os.fspath(self.target_root.resolve()) if self.target_root else None,
+            "runs": [_run_to_dict(run) for run in self.runs],
+        }
 
 
 def _run_to_dict(run: JournalRun) -> Dict[str, Any]:
     target = None
     if run.target is not None:
-        target = {"task": run.target.task, "date": run.target.date, "name": run.target.name,
-                  "archived": run.target.archived}
-    return {"index": run.index, "rewrite": run.rewrite, "target": target,
-            "steps": [{"type": s.data_type, "src": s.src, "dst": s.dst} for s in run.steps]}
+        target = {
+            "task": run.target.task,
+            "date": run.target.date,
+            "name": run.target.name,
+            "archived": run.target.archived,
+        }
+    return {
+        "index": run.index,
+        "rewrite": run.rewrite,
+        "target": target,
+        "steps": [{"type": s.data_type, "src": s.src, "dst": s.dst} for s in run.steps],
+    }
 
 
 def _run_from_dict(raw: Dict[str, Any], dst_root: Path) -> JournalRun:
@@ -160,8 +178,13 @@ def load_journal(data_root: os.PathLike, path: os.PathLike) -> Journal:
         if raw.get("format_version") != FORMAT_VERSION or raw.get("action") not in ACTIONS:
             raise ValueError(f"format {raw.get('format_version')!r}, action {raw.get('action')!r}")
         target_root = Path(raw["target_root"]) if raw.get("target_root") else None
-        journal = Journal(str(raw["op_id"]), raw["action"], str(raw.get("verb") or raw["action"]),
-                          Path(data_root), target_root)
+        journal = Journal(
+            str(raw["op_id"]),
+            raw["action"],
+            str(raw.get("verb") or raw["action"]),
+            Path(data_root),
+            target_root,
+        )
         check_op_id(journal.op_id, path.name)
         if journal.crosses_roots:
             _check_confirmation(journal)
@@ -171,9 +194,12 @@ def load_journal(data_root: os.PathLike, path: os.PathLike) -> Journal:
         for run in journal.runs:
             check_run(journal, run)
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise JournalError(f"Cannot read the operation journal {path}", expected="a journal written by rla",
-                           found=str(exc), fix="inspect it; move it out of .rla-journal/ once the runs it "
-                                               "names are checked by hand") from exc
+        raise JournalError(
+            f"Cannot read the operation journal {path}",
+            expected="a journal written by rla",
+            found=str(exc),
+            fix="inspect it; move it out of .rla-journal/ once the runs it names are checked by hand",
+        ) from exc
     return journal
 
 
@@ -187,8 +213,10 @@ def _check_confirmation(journal: Journal) -> None:
     except FileNotFoundError:
         mark = {}
     if mark.get("op_id") != journal.op_id or mark.get("source_root") != os.path.realpath(journal.data_root):
-        raise ValueError(f"the target root {os.fspath(journal.target_root)!r} did not confirm the operation "
-                         f"(no {journal.confirmation.name} naming this data root in its {JOURNAL_DIR}/)")
+        raise ValueError(
+            f"the target root {os.fspath(journal.target_root)!r} did not confirm the operation "
+            f"(no {journal.confirmation.name} naming this data root in its {JOURNAL_DIR}/)"
+        )
 
 
 def pending_journals(data_root: os.PathLike) -> List[Path]:
@@ -196,5 +224,6 @@ def pending_journals(data_root: os.PathLike) -> List[Path]:
     folder = journal_dir(data_root)
     if not folder.is_dir():
         return []
-    return sorted(folder / name for name in os.listdir(folder) if name.endswith(".json")
-                  and not name.startswith("."))
+    return sorted(
+        folder / name for name in os.listdir(folder) if name.endswith(".json") and not name.startswith(".")
+    )

@@ -17,6 +17,7 @@ write:
   ``<target_root>/.rla-journal/<op-id>.target`` naming this data root (written by the
   operation before its journal), so a journal cannot send runs to a folder of its choosing.
 """
+
 from __future__ import annotations
 
 import os
@@ -42,9 +43,12 @@ class JournalPathError(RLAError, ValueError):
 
 
 def _refuse(what: str, found: str) -> JournalPathError:
-    return JournalPathError(f"The journal names {what}", expected="the data-type paths of its runs",
-                            found=found, fix="a journal rla did not write: move it out of .rla-journal/ "
-                                             "and check the runs it names by hand")
+    return JournalPathError(
+        f"The journal names {what}",
+        expected="the data-type paths of its runs",
+        found=found,
+        fix="a journal rla did not write: move it out of .rla-journal/ and check the runs it names by hand",
+    )
 
 
 def _rel(path: os.PathLike, root: os.PathLike) -> str:
@@ -101,19 +105,26 @@ def check_run(journal: "Journal", run: "JournalRun") -> None:
     seen = None
     for step in run.steps:
         layout = _layout_of(journal, step)
-        key = None if layout is None else (layout.data_root, layout.task, layout.date, layout.name,
-                                           layout.archived)
+        key = (
+            None
+            if layout is None
+            else (layout.data_root, layout.task, layout.date, layout.name, layout.archived)
+        )
         if seen is not None and key != seen:
             raise _refuse("the data types of two different runs in one run", step.src)
         seen = key
         if layout is not None and layout.index != run.index:
             raise _refuse(f"a run whose index is not {run.index!r}", step.src)
-        if run.target is not None and layout is not None and \
-                (run.target.date, run.target.name) != (layout.date, layout.name):
+        if (
+            run.target is not None
+            and layout is not None
+            and (run.target.date, run.target.name) != (layout.date, layout.name)
+        ):
             raise _refuse("a target that is another run", f"{run.target.relative} for {layout.relative}")
         if step.dst != _expected_dst(journal, run, step):
-            raise _refuse(f"a destination that is not where a {journal.action} sends {step.src}",
-                          str(step.dst))
+            raise _refuse(
+                f"a destination that is not where a {journal.action} sends {step.src}", str(step.dst)
+            )
         check_path(journal.data_root, journal.src_path(step), "journal source")
         dst = journal.dst_path(step)
         if dst is not None:

@@ -4,6 +4,7 @@
 when its holder dies (even by SIGKILL), so a crash never leaves a stale lock. The holder's
 pid is written into the file for the "busy" message.
 """
+
 from __future__ import annotations
 
 import fcntl
@@ -59,10 +60,12 @@ class OpsLock:
                 if time.monotonic() >= deadline:
                     holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "?"
                     os.close(fd)
-                    raise OperationBusyError(f"Another operation is changing {self.data_root}",
-                                             expected="no other rla delete/archive/migrate/fsck running",
-                                             found=f"the lock {path} held by pid {holder} for {self.timeout:.0f} s",
-                                             fix="wait for it to finish, then try again") from None
+                    raise OperationBusyError(
+                        f"Another operation is changing {self.data_root}",
+                        expected="no other rla delete/archive/migrate/fsck running",
+                        found=f"the lock {path} held by pid {holder} for {self.timeout:.0f} s",
+                        fix="wait for it to finish, then try again",
+                    ) from None
                 time.sleep(0.05)
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)

@@ -1,4 +1,5 @@
 """Migrate runs to another task and/or data root, rewriting their ``run.json`` to match."""
+
 from __future__ import annotations
 
 import os
@@ -26,8 +27,9 @@ def rewrite_run_info(target: RunLayout, source_index: str, copied: bool) -> None
         return
     remove_stale_temps(path)
     info = read_run_info(path)
-    info.update({"task": target.task, "index": target.index,
-                 "data_root": os.fspath(Path(target.data_root).resolve())})
+    info.update(
+        {"task": target.task, "index": target.index, "data_root": os.fspath(Path(target.data_root).resolve())}
+    )
     if copied:
         info.setdefault("migrated_from", source_index)
     atomic_write_json(path, redacted_run_info(info), durable=True)
@@ -46,14 +48,21 @@ def _refuse_nested(source: Path, target: Path) -> None:
     common = os.path.commonpath([src, dst])
     if common in (src, dst):
         inner, outer = ("target", "source") if common == src else ("source", "target")
-        raise RLAError(f"The {inner} data root is inside the {outer} data root",
-                       expected="two separate data roots (neither inside the other)",
-                       found=f"source {src}, target {dst}",
-                       fix="pick a target data root next to the source, not in or above it")
+        raise RLAError(
+            f"The {inner} data root is inside the {outer} data root",
+            expected="two separate data roots (neither inside the other)",
+            found=f"source {src}, target {dst}",
+            fix="pick a target data root next to the source, not in or above it",
+        )
 
 
-def plan_migrate(data_root: os.PathLike, runs: Iterable[RunLayout], to_task: Optional[str] = None,
-                 to_data_root: Optional[os.PathLike] = None, move: bool = False) -> Plan:
+def plan_migrate(
+    data_root: os.PathLike,
+    runs: Iterable[RunLayout],
+    to_task: Optional[str] = None,
+    to_data_root: Optional[os.PathLike] = None,
+    move: bool = False,
+) -> Plan:
     """Plan copying (or moving) ``runs`` to task ``to_task`` under ``to_data_root``.
 
     Raises:
@@ -62,16 +71,29 @@ def plan_migrate(data_root: os.PathLike, runs: Iterable[RunLayout], to_task: Opt
         UnsafePathError: ``to_task`` has ``..``, is absolute or has an empty component.
     """
     if to_task is None and to_data_root is None:
-        raise RLAError("Nothing to migrate to", expected="--to-task and/or --to-data-root",
-                       found="neither", fix="name the target task or data root")
+        raise RLAError(
+            "Nothing to migrate to",
+            expected="--to-task and/or --to-data-root",
+            found="neither",
+            fix="name the target task or data root",
+        )
     if to_task is not None:
         check_task(to_task, "target task")
     target_root = Path(to_data_root) if to_data_root is not None else Path(data_root)
     if target_root.resolve() == Path(data_root).resolve() and to_task is None:
-        raise RLAError("The target equals the source", expected="another task or data root",
-                       found=str(target_root), fix="pass --to-task or another --to-data-root")
+        raise RLAError(
+            "The target equals the source",
+            expected="another task or data root",
+            found=str(target_root),
+            fix="pass --to-task or another --to-data-root",
+        )
     _refuse_nested(Path(data_root), target_root)
-    return build_plan(MOVE if move else COPY, data_root, runs,
-                      target=lambda run: run.moved(data_root=target_root, task=to_task),
-                      target_root=target_root, rewrite=True,
-                      verb="move" if move else "copy")
+    return build_plan(
+        MOVE if move else COPY,
+        data_root,
+        runs,
+        target=lambda run: run.moved(data_root=target_root, task=to_task),
+        target_root=target_root,
+        rewrite=True,
+        verb="move" if move else "copy",
+    )

@@ -8,6 +8,7 @@ destination already exists is skipped as a whole; a run that fails half-way is m
 so all data types of a run stay together — also across a crash (the journal is rolled
 forward by the next operation or ``rla fsck --repair``).
 """
+
 from __future__ import annotations
 
 import os
@@ -109,8 +110,9 @@ class Plan:
         """Every run on its own line plus a summary line."""
         verb = self.verb or self.action
         lines = [plan.describe(verb) for plan in self.runs]
-        lines.append(f"{len(self.ready)} runs to {verb}"
-                     + (f", {len(self.blocked)} skipped" if self.blocked else ""))
+        lines.append(
+            f"{len(self.ready)} runs to {verb}" + (f", {len(self.blocked)} skipped" if self.blocked else "")
+        )
         return "\n".join(lines)
 
     def check(self) -> None:
@@ -127,11 +129,19 @@ class Plan:
                 check_layout(plan.target)
             for step in plan.steps:
                 if not inside(step.src, self.data_root):
-                    raise RLAError(f"Refusing to {verb} {step.src}", expected=f"a path inside {self.data_root}",
-                                   found="a path outside the data root", fix="check --data-root")
+                    raise RLAError(
+                        f"Refusing to {verb} {step.src}",
+                        expected=f"a path inside {self.data_root}",
+                        found="a path outside the data root",
+                        fix="check --data-root",
+                    )
                 if step.dst is not None and not inside(step.dst, self.dst_root):
-                    raise RLAError(f"Refusing to write {step.dst}", expected=f"a path inside {self.dst_root}",
-                                   found="a path outside the target root", fix="check the target")
+                    raise RLAError(
+                        f"Refusing to write {step.dst}",
+                        expected=f"a path inside {self.dst_root}",
+                        found="a path outside the target root",
+                        fix="check the target",
+                    )
                 check_path(self.data_root, step.src, f"{step.data_type} folder")
                 if step.dst is not None:
                     check_path(self.dst_root, step.dst, f"{step.data_type} destination")
@@ -159,10 +169,14 @@ class Plan:
 def _journal_of(plan: Plan) -> Journal:
     journal = Journal(plan.op_id, plan.action, plan.verb or plan.action, plan.data_root, plan.target_root)
     for run_plan in plan.ready:
-        steps = [JournalStep(step.data_type, Path(os.path.relpath(step.src, plan.data_root)).as_posix(),
-                             None if step.dst is None else
-                             Path(os.path.relpath(step.dst, plan.dst_root)).as_posix())
-                 for step in run_plan.steps]
+        steps = [
+            JournalStep(
+                step.data_type,
+                Path(os.path.relpath(step.src, plan.data_root)).as_posix(),
+                None if step.dst is None else Path(os.path.relpath(step.dst, plan.dst_root)).as_posix(),
+            )
+            for step in run_plan.steps
+        ]
         journal.runs.append(JournalRun(run_plan.index, steps, run_plan.target, plan.rewrite))
     return journal
 
@@ -199,10 +213,15 @@ def _execute(plan: Plan, progress: Optional[Progress]) -> None:
         journal.remove()
     if full is not None:
         done = sum(1 for run_plan in plan.ready if run_plan.result.startswith("done"))
-        raise DiskFullError(f"{full.problem} ({done} of {len(plan.ready)} runs done, the others "
-                            "unchanged)", expected=full.expected,
-                            found=full.found, fix=full.fix, path=full.path, free=full.free,
-                            errno=full.errno) from full
+        raise DiskFullError(
+            f"{full.problem} ({done} of {len(plan.ready)} runs done, the others unchanged)",
+            expected=full.expected,
+            found=full.found,
+            fix=full.fix,
+            path=full.path,
+            free=full.free,
+            errno=full.errno,
+        ) from full
 
 
 def _apply_run(plan: Plan, journal: Journal, run: JournalRun, run_plan: RunPlan) -> bool:
@@ -220,8 +239,7 @@ def _apply_run(plan: Plan, journal: Journal, run: JournalRun, run_plan: RunPlan)
         try:
             back_run(journal, run)
         except OSError as again:
-            run_plan.result = (f"failed ({exc}) and could not be moved back ({again}): "
-                               "run `rla fsck --repair`")
+            run_plan.result = f"failed ({exc}) and could not be moved back ({again}): run `rla fsck --repair`"
             return True
         return False
     finally:
@@ -248,9 +266,15 @@ def fill_run_plan(plan: Plan, run_plan: RunPlan) -> None:
         run_plan.conflict = "no data on disk any more"
 
 
-def build_plan(action: str, data_root: os.PathLike, runs: Iterable[RunLayout],
-               target: Optional[Callable[[RunLayout], RunLayout]] = None,
-               target_root: Optional[os.PathLike] = None, rewrite: bool = False, verb: str = "") -> Plan:
+def build_plan(
+    action: str,
+    data_root: os.PathLike,
+    runs: Iterable[RunLayout],
+    target: Optional[Callable[[RunLayout], RunLayout]] = None,
+    target_root: Optional[os.PathLike] = None,
+    rewrite: bool = False,
+    verb: str = "",
+) -> Plan:
     """Plan ``action`` for every data type of each run.
 
     Args:
@@ -266,10 +290,19 @@ def build_plan(action: str, data_root: os.PathLike, runs: Iterable[RunLayout],
         UnsafePathError: a run's task, date or name is not a safe path part.
     """
     if action not in ACTIONS:
-        raise RLAError(f"Unknown action {action!r}", expected=f"one of {', '.join(ACTIONS)}",
-                       found=repr(action), fix="use a listed action")
-    plan = Plan(action, Path(data_root), target_root=Path(target_root) if target_root else None,
-                rewrite=rewrite, verb=verb or action)
+        raise RLAError(
+            f"Unknown action {action!r}",
+            expected=f"one of {', '.join(ACTIONS)}",
+            found=repr(action),
+            fix="use a listed action",
+        )
+    plan = Plan(
+        action,
+        Path(data_root),
+        target_root=Path(target_root) if target_root else None,
+        rewrite=rewrite,
+        verb=verb or action,
+    )
     for run in runs:
         check_layout(run)
         dest = target(run) if target is not None else None

@@ -7,6 +7,7 @@ a purge cannot be undone anyway. One exception per run: when a destination is ta
 data the operation did not put there (a run created or restored by hand in between), that
 run is moved back so it is whole at its source, and the repair says so.
 """
+
 from __future__ import annotations
 
 import os
@@ -67,16 +68,22 @@ def recover_locked(data_root: os.PathLike, held: Optional[RootsLock] = None) -> 
         except JournalError as exc:
             result.problems.append(str(exc))
             continue
-        others = [] if journal.target_root is None or (held is not None and held.holds(journal.target_root)) \
+        others = (
+            []
+            if journal.target_root is None or (held is not None and held.holds(journal.target_root))
             else [journal.target_root]
+        )
         try:
             with RootsLock(others):
                 notes = finish_journal(journal)
         except OSError as exc:
-            result.problems.append(f"the interrupted {journal.verb} {journal.op_id} could not be finished: {exc}")
+            result.problems.append(
+                f"the interrupted {journal.verb} {journal.op_id} could not be finished: {exc}"
+            )
             continue
-        result.finished.append(f"finished the interrupted {journal.verb} of {len(journal.runs)} runs "
-                               f"({Path(path).name})")
+        result.finished.append(
+            f"finished the interrupted {journal.verb} of {len(journal.runs)} runs ({Path(path).name})"
+        )
         result.finished.extend(f"  {note}" for note in notes)
     return result
 

@@ -3,6 +3,7 @@
 Both directions only look at the disk (see :mod:`RLA.ops.steps`), so the same functions
 serve the operation itself and the repair of an interrupted one.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -39,6 +40,7 @@ def forward_run(journal: Journal, run: JournalRun) -> List[str]:
         fault_point("step-done")
     if run.rewrite and run.target is not None:
         from RLA.ops.migrate import rewrite_run_info
+
         rewrite_run_info(run.target, run.index, copied=journal.action == "copy")
     fault_point("run-done")
     return vanished

@@ -15,6 +15,7 @@ after a kill finishes the job:
 Hidden names are ``.rla-<op-id>.part.<hash>`` and ``.rla-<op-id>.gone.<hash>``; discovery
 skips hidden entries and ``rla fsck`` finds the ones a lost journal left.
 """
+
 from __future__ import annotations
 
 import errno

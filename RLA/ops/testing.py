@@ -6,6 +6,7 @@ fault point (:mod:`RLA.ops.faults`); then the repair runs (``rla fsck --repair``
 same command again) and :func:`evaluate` compares every run's files with a manifest taken
 before: each file must be exactly where the operation's semantics say, whole.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -42,15 +43,23 @@ OPS: Dict[str, Tuple[List[str], str]] = {
 Manifest = Dict[Tuple[str, str], str]
 
 
-def make_database(root: Path, runs: int = DEFAULT_RUNS, files: int = 3, size: int = 4096, seed: int = 0) -> List[RunLayout]:
+def make_database(
+    root: Path, runs: int = DEFAULT_RUNS, files: int = 3, size: int = 4096, seed: int = 0
+) -> List[RunLayout]:
     """``runs`` runs of task ``demo`` with every data type, ``files`` random files in each folder."""
     from RLA.query.testing import make_run
 
     rng = random.Random(seed)
     made = []
     for i in range(runs):
-        run = make_run(root, task=TASK, params={"seed": i}, curves={"r": [0.0, 1.0]},
-                       when=_dt.datetime(2026, 11, 1, 10, 0, i), types=DATA_TYPES)
+        run = make_run(
+            root,
+            task=TASK,
+            params={"seed": i},
+            curves={"r": [0.0, 1.0]},
+            when=_dt.datetime(2026, 11, 1, 10, 0, i),
+            types=DATA_TYPES,
+        )
         for data_type in DATA_TYPES:
             if data_type == ARCHIVE_TESTER:
                 continue
@@ -107,7 +116,9 @@ def manifest_of(run: RunLayout) -> Manifest:
             out[(data_type, "")] = hashlib.sha256(path.read_bytes()).hexdigest()
         elif path.is_dir():
             for file in sorted(p for p in path.rglob("*") if p.is_file()):
-                out[(data_type, file.relative_to(path).as_posix())] = hashlib.sha256(file.read_bytes()).hexdigest()
+                out[(data_type, file.relative_to(path).as_posix())] = hashlib.sha256(
+                    file.read_bytes()
+                ).hexdigest()
     return out
 
 
@@ -118,9 +129,11 @@ def _types(run: RunLayout) -> set:
 def places(root: Path, run: RunLayout) -> Dict[str, RunLayout]:
     """Every place the run could be after an operation: active, ``arc/``, the target task,
     each trash folder."""
-    out = {"root": RunLayout(root, run.task, run.date, run.name),
-           "arc": RunLayout(root, run.task, run.date, run.name, True),
-           "moved": RunLayout(root, TARGET_TASK, run.date, run.name)}
+    out = {
+        "root": RunLayout(root, run.task, run.date, run.name),
+        "arc": RunLayout(root, run.task, run.date, run.name, True),
+        "moved": RunLayout(root, TARGET_TASK, run.date, run.name),
+    }
     trash = root / TRASH
     for stamp in sorted(trash.iterdir()) if trash.is_dir() else []:
         out[f"trash:{stamp.name}"] = RunLayout(stamp, run.task, run.date, run.name)
@@ -131,12 +144,12 @@ def places(root: Path, run: RunLayout) -> Dict[str, RunLayout]:
 class Outcome:
     """Damage found by :func:`evaluate` (all zero after a good repair)."""
 
-    split: int = 0        # runs with some data types in one place and some in another
-    orphaned: int = 0     # places holding a run's data types only partly (fragments)
-    lost: int = 0         # files missing or changed where the run is
-    leftovers: int = 0    # pending journals, partial copies, to-be-deleted folders
-    mixed: int = 0        # 1 when some runs were done and others not (all-or-none broken)
-    done: int = 0         # runs that ended where the operation sends them
+    split: int = 0  # runs with some data types in one place and some in another
+    orphaned: int = 0  # places holding a run's data types only partly (fragments)
+    lost: int = 0  # files missing or changed where the run is
+    leftovers: int = 0  # pending journals, partial copies, to-be-deleted folders
+    mixed: int = 0  # 1 when some runs were done and others not (all-or-none broken)
+    done: int = 0  # runs that ended where the operation sends them
     interrupted: bool = False  # the stop left a pending journal (it hit the operation itself)
     notes: List[str] = field(default_factory=list)
 
@@ -163,8 +176,14 @@ def _leftovers(root: Path) -> List[str]:
 def evaluate(op: str, root: Path, before: Dict[RunLayout, Manifest]) -> Outcome:
     """Compare the database with the manifests taken before the operation."""
     kind = OPS[op][1]
-    dest_place = {"delete": "trash", "delete --purge": None, "archive": "arc", "archive --copy": "arc",
-                  "migrate": "moved", "migrate --move": "moved"}[op]
+    dest_place = {
+        "delete": "trash",
+        "delete --purge": None,
+        "archive": "arc",
+        "archive --copy": "arc",
+        "migrate": "moved",
+        "migrate --move": "moved",
+    }[op]
     out = Outcome()
     for run, expected in before.items():
         where = {name: layout for name, layout in places(root, run).items() if _types(layout)}
@@ -227,6 +246,7 @@ def warm_up(template: Path) -> None:
     import RLA.manager.run_info  # noqa: F401
     import rla_scripts.cli  # noqa: F401
     from rla_scripts.commands import archive, delete, fsck, migrate  # noqa: F401
+
     _quiet_main(["list", "--data-root", os.fspath(template), "--format", "csv"])
     for path in template.rglob(".rla_index.sqlite*"):
         path.unlink()
@@ -244,6 +264,7 @@ def fork_cli(root: Path, argv: Sequence[str], fault: Optional[str] = None) -> in
         status = 1
         try:
             from RLA.ops.faults import COUNTER, FAULT_ENV
+
             COUNTER.reset()
             if fault:
                 os.environ[FAULT_ENV] = fault
@@ -303,10 +324,12 @@ def cross_device(real: Callable[[Path, Path], None]) -> Callable[[Path, Path], N
     """A stand-in for :func:`RLA.ops.steps._rename` as on two filesystems: only renames
     within one folder work, any other raises ``EXDEV`` (a data-type folder linked to another
     disk), so moves copy through the partial name and remove their source."""
+
     def rename(src: Path, dst: Path) -> None:
         if os.path.dirname(os.fspath(src)) != os.path.dirname(os.fspath(dst)):
             raise OSError(errno.EXDEV, "Invalid cross-device link")
         real(src, dst)
+
     return rename
 
 
@@ -357,4 +380,5 @@ def fault_trial(template: Path, work: Path, op: str, fault: str, how: str) -> Tu
 
 def _runs(root: Path) -> List[RunLayout]:
     from RLA.layout import iter_run_dirs
+
     return list(iter_run_dirs(root, LOG, task=TASK))

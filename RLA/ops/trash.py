@@ -10,6 +10,7 @@ place: the same journal, lock, crash repair and whole-run rollback as archive an
 refuses a run whose place holds any of its data types again (a run restored or recreated
 since), checked again under the lock. Emptying is in :mod:`RLA.ops.trash_empty`.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -54,8 +55,11 @@ def stamp_folders(data_root: os.PathLike) -> List[Path]:
     folder = trash_dir(data_root)
     if not folder.is_dir():
         return []
-    return sorted(entry for entry in folder.iterdir()
-                  if not entry.name.startswith(".") and entry.is_dir() and not entry.is_symlink())
+    return sorted(
+        entry
+        for entry in folder.iterdir()
+        if not entry.name.startswith(".") and entry.is_dir() and not entry.is_symlink()
+    )
 
 
 @dataclass(frozen=True)
@@ -120,8 +124,12 @@ def list_trash(data_root: os.PathLike, task: Optional[str] = None) -> List[Trash
     return items
 
 
-def find_trashed(data_root: os.PathLike, selectors: Sequence[str] = (), task: Optional[str] = None,
-                 stamp: Optional[str] = None) -> List[TrashedRun]:
+def find_trashed(
+    data_root: os.PathLike,
+    selectors: Sequence[str] = (),
+    task: Optional[str] = None,
+    stamp: Optional[str] = None,
+) -> List[TrashedRun]:
     """The trashed runs matching any of ``selectors`` (index, prefix or glob of
     ``YYYY/MM/DD/<name>``, as everywhere), in ``task`` and stamp folder ``stamp`` if given.
 
@@ -139,20 +147,28 @@ def find_trashed(data_root: os.PathLike, selectors: Sequence[str] = (), task: Op
             for folder in {item.stamp for item in items}:
                 base = trash_dir(data_root) / folder
                 for archived in (False, True):
-                    wanted.update((folder, archived, run.relative)
-                                  for run in find_runs(base, selector, task=task, archived=archived))
+                    wanted.update(
+                        (folder, archived, run.relative)
+                        for run in find_runs(base, selector, task=task, archived=archived)
+                    )
         items = [i for i in items if (i.stamp, i.layout.archived, i.layout.relative) in wanted]
     if not items:
-        raise RunNotFoundError(f"No run in the trash of {data_root} matches", expected="a trashed run "
-                               "(`rla trash list` shows them)", found=_filters(selectors, task, stamp),
-                               fix="check the run, --task and --from")
+        raise RunNotFoundError(
+            f"No run in the trash of {data_root} matches",
+            expected="a trashed run (`rla trash list` shows them)",
+            found=_filters(selectors, task, stamp),
+            fix="check the run, --task and --from",
+        )
     _refuse_ambiguous(items)
     return items
 
 
 def _filters(selectors: Sequence[str], task: Optional[str], stamp: Optional[str]) -> str:
-    parts = [repr(s) for s in selectors] + ([f"--task {task!r}"] if task else []) + \
-        ([f"--from {stamp!r}"] if stamp else [])
+    parts = (
+        [repr(s) for s in selectors]
+        + ([f"--task {task!r}"] if task else [])
+        + ([f"--from {stamp!r}"] if stamp else [])
+    )
     return ", ".join(parts) or "no filter"
 
 
@@ -162,9 +178,12 @@ def _refuse_ambiguous(items: Iterable[TrashedRun]) -> None:
         seen.setdefault((item.layout.archived, item.layout.relative), []).append(item.stamp)
     for (_, relative), stamps in seen.items():
         if len(stamps) > 1:
-            raise RunNotFoundError(f"The run {relative} is in the trash {len(stamps)} times",
-                                   expected="one trashed copy to restore", found=", ".join(stamps),
-                                   fix=f"pick one with --from {stamps[-1]} (the newest deletion is last)")
+            raise RunNotFoundError(
+                f"The run {relative} is in the trash {len(stamps)} times",
+                expected="one trashed copy to restore",
+                found=", ".join(stamps),
+                fix=f"pick one with --from {stamps[-1]} (the newest deletion is last)",
+            )
 
 
 class RestorePlan(Plan):
@@ -182,9 +201,13 @@ class RestorePlan(Plan):
             stamp = Path(plan.run.data_root).name
             skip = f"  SKIP: {plan.conflict}" if plan.conflict else ""
             where = "arc/" if plan.run.archived else ""
-            lines.append(f"restore {where}{plan.index} ({len(plan.steps)} data types: {kinds}) "
-                         f"from {TRASH}/{stamp}{skip}")
-        lines.append(f"{len(self.ready)} runs to restore" + (f", {len(self.blocked)} skipped" if self.blocked else ""))
+            lines.append(
+                f"restore {where}{plan.index} ({len(plan.steps)} data types: {kinds}) "
+                f"from {TRASH}/{stamp}{skip}"
+            )
+        lines.append(
+            f"{len(self.ready)} runs to restore" + (f", {len(self.blocked)} skipped" if self.blocked else "")
+        )
         return "\n".join(lines)
 
     def apply(self, progress=None):  # type: ignore[no-untyped-def]  # same signature as Plan.apply
@@ -202,8 +225,9 @@ def refuse_live_run(run_plan: RunPlan) -> None:
         return
     live = sorted(run_plan.target.existing_paths())
     if live:
-        run_plan.conflict = (f"the run exists again in the data root ({', '.join(live)}); "
-                             "restoring would mix two runs")
+        run_plan.conflict = (
+            f"the run exists again in the data root ({', '.join(live)}); restoring would mix two runs"
+        )
 
 
 def plan_restore(data_root: os.PathLike, items: Iterable[TrashedRun]) -> RestorePlan:

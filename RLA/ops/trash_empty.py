@@ -7,6 +7,7 @@ each folder is renamed to a hidden to-be-deleted name before it is removed
 (:func:`RLA.ops.steps.purge`), so a kill at any point is finished by the next operation or
 ``rla fsck --repair``, and a half-removed folder is never listed as a trashed run.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -48,8 +49,11 @@ class EmptyPlan:
     def refresh(self) -> None:
         """Pick the stamp folders from the disk as it is now."""
         now = self.now or _dt.datetime.now()
-        self.folders = [folder for folder in stamp_folders(self.data_root)
-                        if self.older_than is None or _age_days(folder, now) > self.older_than]
+        self.folders = [
+            folder
+            for folder in stamp_folders(self.data_root)
+            if self.older_than is None or _age_days(folder, now) > self.older_than
+        ]
         for folder in self.folders:
             check_path(self.data_root, folder, "trash folder")
 
@@ -79,8 +83,9 @@ class EmptyPlan:
         return [folder.name for folder in self.folders]
 
 
-def plan_empty(data_root: os.PathLike, older_than: Optional[float] = None,
-               now: Optional[_dt.datetime] = None) -> EmptyPlan:
+def plan_empty(
+    data_root: os.PathLike, older_than: Optional[float] = None, now: Optional[_dt.datetime] = None
+) -> EmptyPlan:
     """Plan emptying the trash (every stamp folder, or those older than ``older_than`` days).
 
     Raises:
@@ -88,8 +93,12 @@ def plan_empty(data_root: os.PathLike, older_than: Optional[float] = None,
         UnsafePathError: ``.trash`` or a folder in it is a link.
     """
     if older_than is not None and (isinstance(older_than, bool) or not older_than >= 0):
-        raise RLAError("Bad --older-than", expected="a number of days >= 0", found=repr(older_than),
-                       fix="e.g. --older-than 30")
+        raise RLAError(
+            "Bad --older-than",
+            expected="a number of days >= 0",
+            found=repr(older_than),
+            fix="e.g. --older-than 30",
+        )
     plan = EmptyPlan(Path(data_root), None if older_than is None else float(older_than), now)
     plan.refresh()
     return plan

@@ -5,6 +5,7 @@ several tasks used to be averaged into one curve and cut to the shortest run. Bo
 errors (:class:`RLA.errors.QueryError`, like an unknown name in ``--where``) that say what
 the selected runs do have, with a "did you mean" hint.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -49,20 +50,29 @@ def check_split_keys(rows: Sequence[RunRow], split_keys: Sequence[str]) -> List[
         if key not in counts:
             names = sorted(counts)
             close = difflib.get_close_matches(key, names + list(RUN_COLUMNS), n=1)
-            raise QueryError(f"No selected run has the split key {key!r}",
-                             expected=f"a hyper-parameter of the selected runs ({_shown(names)}) "
-                                      f"or a run column ({', '.join(RUN_COLUMNS[:8])} ...)",
-                             found=f"{key!r} in none of {len(rows)} runs",
-                             fix=(f"did you mean {close[0]!r}? " if close else "check the spelling; ")
-                             + "`rla list` shows the hyper-parameters")
+            raise QueryError(
+                f"No selected run has the split key {key!r}",
+                expected=f"a hyper-parameter of the selected runs ({_shown(names)}) "
+                f"or a run column ({', '.join(RUN_COLUMNS[:8])} ...)",
+                found=f"{key!r} in none of {len(rows)} runs",
+                fix=(f"did you mean {close[0]!r}? " if close else "check the spelling; ")
+                + "`rla list` shows the hyper-parameters",
+            )
         if counts[key] < len(rows):
-            notes.append(f"split key {key!r}: {len(rows) - counts[key]} of {len(rows)} runs lack it "
-                         f"(grouped as {key}=NF)")
+            notes.append(
+                f"split key {key!r}: {len(rows) - counts[key]} of {len(rows)} runs lack it "
+                f"(grouped as {key}=NF)"
+            )
     return notes
 
 
-def check_tasks(rows: Iterable[RunRow], task: Optional[str], all_tasks: bool,
-                regs2legends: Optional[Sequence[str]] = None, split_keys: Sequence[str] = ()) -> List[str]:
+def check_tasks(
+    rows: Iterable[RunRow],
+    task: Optional[str],
+    all_tasks: bool,
+    regs2legends: Optional[Sequence[str]] = None,
+    split_keys: Sequence[str] = (),
+) -> List[str]:
     """Refuse averaging runs of several tasks into one curve.
 
     Args:
@@ -82,19 +92,25 @@ def check_tasks(rows: Iterable[RunRow], task: Optional[str], all_tasks: bool,
     tasks = sorted(per_task)
     if task is not None or len(tasks) < 2:
         return tasks
-    found = ", ".join(f"{name} ({per_task[name]} runs)" for name in tasks[:10]) + (" ..." if len(tasks) > 10 else "")
+    found = ", ".join(f"{name} ({per_task[name]} runs)" for name in tasks[:10]) + (
+        " ..." if len(tasks) > 10 else ""
+    )
     if not all_tasks and (TASK_KEY not in split_keys or regs2legends is not None):
-        raise QueryError(f"The selected runs belong to {len(tasks)} tasks",
-                         expected="runs of one task (the curves of different tasks are not comparable, and "
-                                  "averaging them would cut every run to the shortest)",
-                         found=found,
-                         fix=f"pick one task: task_table_name={tasks[0]!r} (rla plot --task {tasks[0]}), or "
-                             "all_tasks=True (rla plot --all-tasks) for one curve per task")
+        raise QueryError(
+            f"The selected runs belong to {len(tasks)} tasks",
+            expected="runs of one task (the curves of different tasks are not comparable, and "
+            "averaging them would cut every run to the shortest)",
+            found=found,
+            fix=f"pick one task: task_table_name={tasks[0]!r} (rla plot --task {tasks[0]}), or "
+            "all_tasks=True (rla plot --all-tasks) for one curve per task",
+        )
     if all_tasks and regs2legends is not None:
-        raise QueryError("all_tasks=True cannot be combined with regs2legends",
-                         expected="split_keys grouping (each task becomes its own curve)",
-                         found=f"regs2legends={list(regs2legends)!r} over {found}",
-                         fix="drop regs2legends, or plot one task at a time")
+        raise QueryError(
+            "all_tasks=True cannot be combined with regs2legends",
+            expected="split_keys grouping (each task becomes its own curve)",
+            found=f"regs2legends={list(regs2legends)!r} over {found}",
+            fix="drop regs2legends, or plot one task at a time",
+        )
     return tasks
 
 

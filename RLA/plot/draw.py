@@ -1,13 +1,39 @@
 """Draw computed curves with matplotlib (Agg, never shown unless asked) and save the figure."""
+
 from __future__ import annotations
 
 import math
 from typing import Any, Dict, Optional, Sequence, Tuple
 
-COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
-          "#bcbd22", "#7f7f7f", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173"]
-PRETTY_COLORS = ["orangered", "royalblue", "forestgreen", "orange", "deeppink", "deepskyblue",
-                 "purple", "saddlebrown", "gray", "olive"]
+COLORS = [
+    "#1f77b4",
+    "#d62728",
+    "#2ca02c",
+    "#ff7f0e",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#17becf",
+    "#bcbd22",
+    "#7f7f7f",
+    "#393b79",
+    "#637939",
+    "#8c6d31",
+    "#843c39",
+    "#7b4173",
+]
+PRETTY_COLORS = [
+    "orangered",
+    "royalblue",
+    "forestgreen",
+    "orange",
+    "deeppink",
+    "deepskyblue",
+    "purple",
+    "saddlebrown",
+    "gray",
+    "olive",
+]
 
 
 def safe_label(text: str) -> str:
@@ -35,12 +61,23 @@ def tile(n: int, tiling: str = "symmetric") -> Tuple[int, int]:
     return rows, math.ceil(n / rows)
 
 
-def draw(panels: Sequence[Dict[str, Any]], xlabel: str, ylabels: Sequence[str], title: Optional[str] = None,
-         pretty: bool = False, colors: Optional[Sequence[str]] = None, tiling: str = "symmetric",
-         figsize: Optional[Tuple[float, float]] = None, xlim: Optional[Tuple[float, float]] = None,
-         ylim: Optional[Tuple[float, float]] = None, log: bool = False, show_number: bool = True,
-         bound_line: Optional[Sequence[Tuple[float, str, str, str]]] = None, show: bool = False,
-         style: Optional[Dict[str, Any]] = None) -> Any:
+def draw(
+    panels: Sequence[Dict[str, Any]],
+    xlabel: str,
+    ylabels: Sequence[str],
+    title: Optional[str] = None,
+    pretty: bool = False,
+    colors: Optional[Sequence[str]] = None,
+    tiling: str = "symmetric",
+    figsize: Optional[Tuple[float, float]] = None,
+    xlim: Optional[Tuple[float, float]] = None,
+    ylim: Optional[Tuple[float, float]] = None,
+    log: bool = False,
+    show_number: bool = True,
+    bound_line: Optional[Sequence[Tuple[float, str, str, str]]] = None,
+    show: bool = False,
+    style: Optional[Dict[str, Any]] = None,
+) -> Any:
     """Draw one subplot per panel; each panel is ``{"title": str, "curves": [curve, ...]}`` where a
     curve is ``{"legend", "n", "x", "center", "low", "high"}``. Returns the Figure.
 
@@ -53,9 +90,11 @@ def draw(panels: Sequence[Dict[str, Any]], xlabel: str, ylabels: Sequence[str], 
     size = figsize or ((7 * cols, 5.5 * rows) if pretty else (6.4 * cols, 4.8 * rows))
     if show:
         import matplotlib.pyplot as plt
+
         fig = plt.figure(figsize=size)
     else:
         from matplotlib.figure import Figure
+
         fig = Figure(figsize=size)  # no pyplot state: safe in scripts, threads and servers
     font = 16 if pretty else 10
     legend_order: Dict[str, Tuple[Any, str]] = {}
@@ -65,8 +104,15 @@ def draw(panels: Sequence[Dict[str, Any]], xlabel: str, ylabels: Sequence[str], 
             color = palette[curve.get("color_index", j) % len(palette)]
             label = safe_label(f"{curve['legend']} ({curve['n']})" if show_number else curve["legend"])
             marker = markers[curve.get("color_index", j) % len(markers)] if markers else None
-            line, = ax.plot(curve["x"], curve["center"], color=color, lw=2.2 if pretty else 1.6, label=label,
-                            marker=marker, markevery=max(1, len(curve["x"]) // 10) if marker else None)
+            (line,) = ax.plot(
+                curve["x"],
+                curve["center"],
+                color=color,
+                lw=2.2 if pretty else 1.6,
+                label=label,
+                marker=marker,
+                markevery=max(1, len(curve["x"]) // 10) if marker else None,
+            )
             ax.fill_between(curve["x"], curve["low"], curve["high"], color=color, alpha=0.2, lw=0)
             legend_order.setdefault(label, (line, label))
         for y, color, style, label in bound_line or []:
@@ -90,11 +136,15 @@ def draw(panels: Sequence[Dict[str, Any]], xlabel: str, ylabels: Sequence[str], 
     if style.get("skip_legend"):
         pass
     elif len(panels) == 1 and style.get("legend_outside"):
-        fig.axes[0].legend(handles, labels, fontsize=font - 1, loc="upper left", bbox_to_anchor=(1, 1), ncol=ncol)
+        fig.axes[0].legend(
+            handles, labels, fontsize=font - 1, loc="upper left", bbox_to_anchor=(1, 1), ncol=ncol
+        )
     elif len(panels) == 1:
         fig.axes[0].legend(handles, labels, fontsize=font - 1, loc="best", ncol=ncol)
     else:
-        fig.legend(handles, labels, loc="lower center", ncol=ncol, fontsize=font - 1, bbox_to_anchor=(0.5, 0.0))
+        fig.legend(
+            handles, labels, loc="lower center", ncol=ncol, fontsize=font - 1, bbox_to_anchor=(0.5, 0.0)
+        )
     if title:
         fig.suptitle(title, fontsize=font + 2)
     fig.tight_layout(rect=(0, 0.06 * math.ceil(len(labels) / 4) if len(panels) > 1 else 0, 1, 1))

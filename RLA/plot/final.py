@@ -5,6 +5,7 @@ curves are put on one grid (:func:`RLA.plot.resample.common_grid`), each run's s
 mean of its raw (unsmoothed) grid values at ``x >= start``, where ``start`` cuts the last
 ``final_window`` of the grid, and :func:`RLA.plot.stats.final_stats` summarises the scores.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -21,7 +22,9 @@ FINAL_WINDOW = 0.1
 POINTS = 512
 
 
-def final_scores(raw: np.ndarray, grid: np.ndarray, final_window: float = FINAL_WINDOW) -> Tuple[np.ndarray, float]:
+def final_scores(
+    raw: np.ndarray, grid: np.ndarray, final_window: float = FINAL_WINDOW
+) -> Tuple[np.ndarray, float]:
     """Each run's mean over the final window of ``grid`` (NaN for a run with no value there).
 
     Args:
@@ -39,9 +42,14 @@ def final_scores(raw: np.ndarray, grid: np.ndarray, final_window: float = FINAL_
     return scores, float(start)
 
 
-def group_final_stats(curves: Sequence[Tuple[np.ndarray, np.ndarray]], points: int = POINTS,
-                      vary_len: bool = False, final_window: float = FINAL_WINDOW, samples: int = 1000,
-                      seed: int = 0) -> Dict[str, Any]:
+def group_final_stats(
+    curves: Sequence[Tuple[np.ndarray, np.ndarray]],
+    points: int = POINTS,
+    vary_len: bool = False,
+    final_window: float = FINAL_WINDOW,
+    samples: int = 1000,
+    seed: int = 0,
+) -> Dict[str, Any]:
     """:func:`final_stats` of one group's ``(x, y)`` curves, plus ``window_start``.
 
     Raises:

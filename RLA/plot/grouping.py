@@ -1,4 +1,5 @@
 """Group selected runs into curves: by hyper-parameter values (``split_keys``) or by reg."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -12,8 +13,9 @@ from RLA.query.selection import RunRow
 NOT_FOUND = "NF"
 
 
-def default_key_to_legend(parse_dict: Dict[str, Any], split_keys: Sequence[str], y_name: str,
-                          use_y_name: bool = False) -> str:
+def default_key_to_legend(
+    parse_dict: Dict[str, Any], split_keys: Sequence[str], y_name: str, use_y_name: bool = False
+) -> str:
     """``'k1=v1, k2=v2'`` (plus ``' eval:<metric>'`` when several metrics share a plot)."""
     text = ", ".join(f"{key}={parse_dict[key]}" for key in split_keys)
     return f"{text} eval:{y_name}" if use_y_name else text
@@ -36,10 +38,14 @@ def _sortable(value: Any) -> Tuple[int, Any]:
     return (1, str(value))
 
 
-def group_runs(runs_per_reg: Sequence[Sequence[RunRow]], split_keys: Sequence[str], metric: str,
-               regs2legends: Optional[Sequence[str]] = None,
-               key_to_legend_fn: Callable[..., str] = default_key_to_legend,
-               use_y_name: bool = False) -> List[Group]:
+def group_runs(
+    runs_per_reg: Sequence[Sequence[RunRow]],
+    split_keys: Sequence[str],
+    metric: str,
+    regs2legends: Optional[Sequence[str]] = None,
+    key_to_legend_fn: Callable[..., str] = default_key_to_legend,
+    use_y_name: bool = False,
+) -> List[Group]:
     """Group runs; the order is by typed split-key values (numbers numerically), or reg order.
 
     A split key is a hyper-parameter or, for a run without one of that name, a run column
@@ -50,10 +56,17 @@ def group_runs(runs_per_reg: Sequence[Sequence[RunRow]], split_keys: Sequence[st
     """
     if regs2legends is not None:
         if len(regs2legends) != len(runs_per_reg):
-            raise RLAError("regs2legends needs one legend per reg", expected=f"{len(runs_per_reg)} legends",
-                           found=f"{len(regs2legends)}", fix="give as many legends as regs")
-        return [Group((i,), str(legend), list(runs)) for i, (legend, runs)
-                in enumerate(zip(regs2legends, runs_per_reg)) if runs]
+            raise RLAError(
+                "regs2legends needs one legend per reg",
+                expected=f"{len(runs_per_reg)} legends",
+                found=f"{len(regs2legends)}",
+                fix="give as many legends as regs",
+            )
+        return [
+            Group((i,), str(legend), list(runs))
+            for i, (legend, runs) in enumerate(zip(regs2legends, runs_per_reg))
+            if runs
+        ]
     groups: Dict[Tuple[Any, ...], Group] = {}
     seen = set()
     for runs in runs_per_reg:

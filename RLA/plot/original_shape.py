@@ -1,4 +1,5 @@
 """The original plot_func's return shapes, ``g2lf`` and ``score_results``, from RLA's curves."""
+
 from __future__ import annotations
 
 import warnings

@@ -6,6 +6,7 @@ metric, after the clipping) is 10 or more: one-sided, only values far above the 
 go. Fixed: a run whose values are all equal (standard deviation 0) or that has a single row
 keeps its rows (the original's z-score was NaN there and dropped every row).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

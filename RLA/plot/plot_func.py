@@ -4,6 +4,7 @@ The signature of the original project's ``RLA.plot_func`` is kept; the statistic
 mean/median/IQM over seeds, std/stderr/bootstrap-CI bands, an explicit policy for runs of
 unequal length, and final-window statistics returned and written to ``<stem>-final.csv``.
 """
+
 from __future__ import annotations
 
 import io
@@ -39,8 +40,15 @@ class PlotResult(tuple):
             :class:`RLA.query.BrokenRunWarning`).
     """
 
-    def __new__(cls, legends: Dict[str, int], stats: Dict[str, Any], files: List[Path], figure: Any,
-                notes: List[str], skipped: Optional[List[Tuple[str, str]]] = None) -> "PlotResult":
+    def __new__(
+        cls,
+        legends: Dict[str, int],
+        stats: Dict[str, Any],
+        files: List[Path],
+        figure: Any,
+        notes: List[str],
+        skipped: Optional[List[Tuple[str, str]]] = None,
+    ) -> "PlotResult":
         obj = super().__new__(cls, (legends, stats))
         obj.legends, obj.stats, obj.files, obj.figure, obj.notes = legends, stats, files, figure, notes
         obj.skipped = list(skipped or [])
@@ -68,8 +76,14 @@ def _save_figure(fig: Any, stem: Path, formats: Sequence[str]) -> List[Path]:
     return paths
 
 
-def _stem_and_formats(data_root: Path, save_name: Optional[str], save_dir: Optional[os.PathLike],
-                      formats: Optional[Sequence[str]], pretty: bool, default: str) -> Tuple[Path, List[str]]:
+def _stem_and_formats(
+    data_root: Path,
+    save_name: Optional[str],
+    save_dir: Optional[os.PathLike],
+    formats: Optional[Sequence[str]],
+    pretty: bool,
+    default: str,
+) -> Tuple[Path, List[str]]:
     name = save_name or default
     base = Path(save_dir) if save_dir is not None else data_root / "results" / "easy_plot"
     stem = Path(name) if Path(name).is_absolute() else base / name
@@ -81,32 +95,67 @@ def _stem_and_formats(data_root: Path, save_name: Optional[str], save_dir: Optio
         chosen = list(formats) if formats is not None else (["png", "pdf"] if pretty else ["png"])
     for fmt in chosen:
         if fmt not in FORMATS:
-            raise RLAError(f"Unknown figure format {fmt!r}", expected=f"one of {', '.join(FORMATS)}",
-                           found=repr(fmt), fix="pass formats=('png',) or ('png', 'pdf')")
+            raise RLAError(
+                f"Unknown figure format {fmt!r}",
+                expected=f"one of {', '.join(FORMATS)}",
+                found=repr(fmt),
+                fix="pass formats=('png',) or ('png', 'pdf')",
+            )
     return stem, chosen
 
 
-def plot_func(data_root: Union[str, os.PathLike], task_table_name: Optional[str], regs: Sequence[str],
-              split_keys: Sequence[str], metrics: Sequence[str], use_buf: bool = False, verbose: bool = True,
-              xlim: Union[None, float, Tuple[float, float]] = None, xlabel: str = "time-step",
-              ylabel: Union[None, str, Sequence[str]] = None, scale_dict: Optional[Dict[str, Callable]] = None,
-              regs2legends: Optional[Sequence[str]] = None,
-              key_to_legend_fn: Callable[..., str] = default_key_to_legend, split_by_metrics: bool = True,
-              save_name: Optional[str] = None, *args: Any, where: Optional[str] = None,
-              hp_filter_dict: Optional[Dict[str, Sequence[Any]]] = None, x_key: str = "time-step",
-              resample: int = 512, smooth_step: float = 1.0, agg: str = "mean", band_kind: Optional[str] = None,
-              vary_len_plot: bool = False, final_window: float = 0.1, bootstrap_samples: int = 1000,
-              pretty: bool = False, title: Optional[str] = None, ylim: Optional[Tuple[float, float]] = None,
-              log: bool = False, colors: Optional[Sequence[str]] = None, tiling: str = "symmetric",
-              figsize: Optional[Tuple[float, float]] = None, show_number: bool = True,
-              bound_line: Optional[Sequence[Tuple[float, str, str, str]]] = None, save_dir: Optional[os.PathLike] = None,
-              formats: Optional[Sequence[str]] = None, show: bool = False, seed: int = 0,
-              x_bound: Union[None, float, Tuple[float, float]] = None, summarize_res: bool = False,
-              legend_outside: bool = False, use_marker: bool = False, markers: Optional[Sequence[str]] = None,
-              legend_ncol: Optional[int] = None, skip_legend: bool = False, rescale_idx: Optional[float] = None,
-              all_tasks: bool = False, value_filter: Optional[Callable[[np.ndarray, np.ndarray],
-                                                                         Tuple[np.ndarray, np.ndarray]]] = None,
-              **kwargs: Any) -> PlotResult:
+def plot_func(
+    data_root: Union[str, os.PathLike],
+    task_table_name: Optional[str],
+    regs: Sequence[str],
+    split_keys: Sequence[str],
+    metrics: Sequence[str],
+    use_buf: bool = False,
+    verbose: bool = True,
+    xlim: Union[None, float, Tuple[float, float]] = None,
+    xlabel: str = "time-step",
+    ylabel: Union[None, str, Sequence[str]] = None,
+    scale_dict: Optional[Dict[str, Callable]] = None,
+    regs2legends: Optional[Sequence[str]] = None,
+    key_to_legend_fn: Callable[..., str] = default_key_to_legend,
+    split_by_metrics: bool = True,
+    save_name: Optional[str] = None,
+    *args: Any,
+    where: Optional[str] = None,
+    hp_filter_dict: Optional[Dict[str, Sequence[Any]]] = None,
+    x_key: str = "time-step",
+    resample: int = 512,
+    smooth_step: float = 1.0,
+    agg: str = "mean",
+    band_kind: Optional[str] = None,
+    vary_len_plot: bool = False,
+    final_window: float = 0.1,
+    bootstrap_samples: int = 1000,
+    pretty: bool = False,
+    title: Optional[str] = None,
+    ylim: Optional[Tuple[float, float]] = None,
+    log: bool = False,
+    colors: Optional[Sequence[str]] = None,
+    tiling: str = "symmetric",
+    figsize: Optional[Tuple[float, float]] = None,
+    show_number: bool = True,
+    bound_line: Optional[Sequence[Tuple[float, str, str, str]]] = None,
+    save_dir: Optional[os.PathLike] = None,
+    formats: Optional[Sequence[str]] = None,
+    show: bool = False,
+    seed: int = 0,
+    x_bound: Union[None, float, Tuple[float, float]] = None,
+    summarize_res: bool = False,
+    legend_outside: bool = False,
+    use_marker: bool = False,
+    markers: Optional[Sequence[str]] = None,
+    legend_ncol: Optional[int] = None,
+    skip_legend: bool = False,
+    rescale_idx: Optional[float] = None,
+    all_tasks: bool = False,
+    value_filter: Optional[Callable[[np.ndarray, np.ndarray], Tuple[np.ndarray, np.ndarray]]] = None,
+    **kwargs: Any,
+) -> PlotResult:
     """Plot grouped learning curves of the runs matched by ``regs`` in ``task_table_name``.
 
     Args:
@@ -159,21 +208,34 @@ def plot_func(data_root: Union[str, os.PathLike], task_table_name: Optional[str]
     from RLA.query import load_curves, select_runs, warn_skipped
 
     xlim = x_bound if xlim is None else xlim
-    style = {"legend_outside": legend_outside, "markers": (list(markers or ["o", "v", "d", "P", "p", "s"])
-                                                            if use_marker else None),
-             "legend_ncol": legend_ncol, "skip_legend": skip_legend}
+    style = {
+        "legend_outside": legend_outside,
+        "markers": (list(markers or ["o", "v", "d", "P", "p", "s"]) if use_marker else None),
+        "legend_ncol": legend_ncol,
+        "skip_legend": skip_legend,
+    }
     band_kind = _band_from_legacy(kwargs, band_kind or "stderr")
     kwargs.pop("shaded_range", None)
     kwargs.pop("average_group", None)
     if kwargs:
-        raise RLAError(f"Unknown plot_func option {sorted(kwargs)[0]!r}", expected="a documented keyword",
-                       found=", ".join(sorted(kwargs)), fix="see help(RLA.plot_func)")
+        raise RLAError(
+            f"Unknown plot_func option {sorted(kwargs)[0]!r}",
+            expected="a documented keyword",
+            found=", ".join(sorted(kwargs)),
+            fix="see help(RLA.plot_func)",
+        )
     if agg not in AGGREGATES or band_kind not in BANDS:
-        raise RLAError("Bad agg/band option", expected=f"agg in {AGGREGATES}, band in {BANDS}",
-                       found=f"agg={agg!r}, band={band_kind!r}", fix="pick listed values")
+        raise RLAError(
+            "Bad agg/band option",
+            expected=f"agg in {AGGREGATES}, band in {BANDS}",
+            found=f"agg={agg!r}, band={band_kind!r}",
+            fix="pick listed values",
+        )
     metrics = [metrics] if isinstance(metrics, str) else list(metrics)
     if not metrics:
-        raise RLAError("No metric to plot", expected="metrics=['return', ...]", found="[]", fix="name a metric")
+        raise RLAError(
+            "No metric to plot", expected="metrics=['return', ...]", found="[]", fix="name a metric"
+        )
     points = check_points(resample)
     data_root = Path(data_root)
     regs = [regs] if isinstance(regs, str) else list(regs or ["*"])
@@ -181,11 +243,15 @@ def plot_func(data_root: Union[str, os.PathLike], task_table_name: Optional[str]
     warn_skipped(selection)
     runs_per_reg = []
     from RLA.query.selection import match_selector
+
     for reg in regs:
         picked = [row for row in selection.runs if match_selector(row.layout, reg)]
         if hp_filter_dict:
-            picked = [row for row in picked if all(str(row.params.get(k)) in {str(v) for v in vs}
-                                                    for k, vs in hp_filter_dict.items())]
+            picked = [
+                row
+                for row in picked
+                if all(str(row.params.get(k)) in {str(v) for v in vs} for k, vs in hp_filter_dict.items())
+            ]
         runs_per_reg.append(picked)
         if summarize_res:
             print(f"for regex {reg}, we have the following logs:")
@@ -193,9 +259,12 @@ def plot_func(data_root: Union[str, os.PathLike], task_table_name: Optional[str]
                 print("find log", row.layout.log_dir)
     all_rows = {row.index: row for rows in runs_per_reg for row in rows}
     if not all_rows:
-        raise RunNotFoundError(f"No run matches regs {regs} in task {task_table_name!r}",
-                               expected="at least one run", found=f"0 of {selection.scanned} runs",
-                               fix="check regs, where and the task name")
+        raise RunNotFoundError(
+            f"No run matches regs {regs} in task {task_table_name!r}",
+            expected="at least one run",
+            found=f"0 of {selection.scanned} runs",
+            fix="check regs, where and the task name",
+        )
     tasks = check_tasks(all_rows.values(), task_table_name, all_tasks, regs2legends, split_keys)
     split_keys = with_task_key(split_keys, tasks, all_tasks)
     key_notes = [] if regs2legends is not None else check_split_keys(list(all_rows.values()), split_keys)
@@ -227,9 +296,11 @@ def plot_func(data_root: Union[str, os.PathLike], task_table_name: Optional[str]
             grid = common_grid(data, points, vary_len_plot)
             longest = max(float(x[-1]) for x, _ in data)
             if not vary_len_plot and grid[-1] < longest:
-                notes.append(f"{metric}: {group.legend!r}: {len(data)} runs cut to x <= {grid[-1]:g} "
-                             f"(the shortest run); pass vary_len_plot=True (rla plot --vary-len) to keep "
-                             "the tails")
+                notes.append(
+                    f"{metric}: {group.legend!r}: {len(data)} runs cut to x <= {grid[-1]:g} "
+                    f"(the shortest run); pass vary_len_plot=True (rla plot --vary-len) to keep "
+                    "the tails"
+                )
             raw, smooth = stack(data, grid, smooth_step)
             original_scores(original, metric, group.legend, smooth)
             if rescale_idx is not None and grid[-1] > grid[0]:
@@ -238,31 +309,72 @@ def plot_func(data_root: Union[str, os.PathLike], task_table_name: Optional[str]
             low, high = band(smooth, center, band_kind, agg, bootstrap_samples, seed)
             n_at = counts(smooth)
             legends[group.legend] = len(data)
-            panel_curves.append({"legend": group.legend, "n": len(data), "x": grid, "center": center,
-                                 "low": low, "high": high, "color_index": color_index})
+            panel_curves.append(
+                {
+                    "legend": group.legend,
+                    "n": len(data),
+                    "x": grid,
+                    "center": center,
+                    "low": low,
+                    "high": high,
+                    "color_index": color_index,
+                }
+            )
             for i in range(grid.size):
-                csv_rows.append(",".join([_cell(metric), _cell(group.legend), str(len(data))]
-                                         + [_number(v) for v in (grid[i], center[i], low[i], high[i], n_at[i])]))
+                csv_rows.append(
+                    ",".join(
+                        [_cell(metric), _cell(group.legend), str(len(data))]
+                        + [_number(v) for v in (grid[i], center[i], low[i], high[i], n_at[i])]
+                    )
+                )
             scores, start = final_scores(raw, grid, final_window)
             summary = final_stats(scores, bootstrap_samples, seed)
             if summary["n"] < len(data):
-                notes.append(f"{metric}: {group.legend!r}: {len(data) - summary['n']} runs end before the final "
-                             f"window (x >= {start:g}) and are left out of its statistics")
+                notes.append(
+                    f"{metric}: {group.legend!r}: {len(data) - summary['n']} runs end before the final "
+                    f"window (x >= {start:g}) and are left out of its statistics"
+                )
             summary["window_start"] = float(start)
             stats.setdefault(metric, {})[group.legend] = summary
-            final_rows.append(",".join([_cell(metric), _cell(group.legend)] +
-                                       [_number(summary[k]) for k in
-                                        ("n", "mean", "median", "iqm", "std", "stderr", "ci_low", "ci_high")]
-                                       + [_number(start)]))
+            final_rows.append(
+                ",".join(
+                    [_cell(metric), _cell(group.legend)]
+                    + [
+                        _number(summary[k])
+                        for k in ("n", "mean", "median", "iqm", "std", "stderr", "ci_low", "ci_high")
+                    ]
+                    + [_number(start)]
+                )
+            )
         panels.append({"title": metric, "curves": panel_curves})
     if not split_by_metrics and len(panels) > 1:
         merged = [dict(c, color_index=i) for i, c in enumerate(c for p in panels for c in p["curves"])]
         panels = [{"title": ", ".join(metrics), "curves": merged}]
-    ylabels = [ylabel] * len(panels) if isinstance(ylabel, str) else list(ylabel or [p["title"] for p in panels])
-    xrange = (0.0, float(xlim)) if isinstance(xlim, (int, float)) else (tuple(xlim) if xlim is not None else None)
+    ylabels = (
+        [ylabel] * len(panels) if isinstance(ylabel, str) else list(ylabel or [p["title"] for p in panels])
+    )
+    xrange = (
+        (0.0, float(xlim)) if isinstance(xlim, (int, float)) else (tuple(xlim) if xlim is not None else None)
+    )
     from RLA.plot.draw import draw
-    fig = draw(panels, xlabel, ylabels, title, pretty, colors, tiling, figsize, xrange, ylim, log,
-               show_number, bound_line, show, style=style)
+
+    fig = draw(
+        panels,
+        xlabel,
+        ylabels,
+        title,
+        pretty,
+        colors,
+        tiling,
+        figsize,
+        xrange,
+        ylim,
+        log,
+        show_number,
+        bound_line,
+        show,
+        style=style,
+    )
     default = f"{(task_table_name or 'all').replace('/', '-')}-{'-'.join(metrics)}"
     stem, chosen = _stem_and_formats(data_root, save_name, save_dir, formats, pretty, default)
     files = _save_figure(fig, stem, chosen)
@@ -272,16 +384,20 @@ def plot_func(data_root: Union[str, os.PathLike], task_table_name: Optional[str]
         files.append(path)
     if verbose:
         from RLA.terminal import escape
+
         for note in notes:  # legends and notes quote hyper-parameter values from the runs
             print(f"[plot] {escape(note)}")
         for metric, by_legend in stats.items():
             for legend, s in by_legend.items():
-                print(f"[plot] {escape(metric)} | {escape(legend)} ({s['n']} runs): final {agg} window x>={s['window_start']:g}: "
-                      f"mean {s['mean']:.4g} ± {s['stderr']:.3g} (stderr), median {s['median']:.4g}, "
-                      f"IQM {s['iqm']:.4g}, 95% CI [{s['ci_low']:.4g}, {s['ci_high']:.4g}]")
+                print(
+                    f"[plot] {escape(metric)} | {escape(legend)} ({s['n']} runs): final {agg} window x>={s['window_start']:g}: "
+                    f"mean {s['mean']:.4g} ± {s['stderr']:.3g} (stderr), median {s['median']:.4g}, "
+                    f"IQM {s['iqm']:.4g}, 95% CI [{s['ci_low']:.4g}, {s['ci_high']:.4g}]"
+                )
         print(f"[plot] saved {escape(', '.join(str(p) for p in files))}")
     if show:
         import matplotlib.pyplot as plt
+
         plt.show()
     result = PlotResult(legends, stats, files, fig, notes, skipped)
     result.g2lf, result.score_results = original["g2lf"], original["score_results"]
@@ -299,6 +415,7 @@ def _number(value: Any) -> str:
 def _cell(text: str) -> str:
     """A CSV cell (quoted when needed)."""
     import csv
+
     buffer = io.StringIO()
     csv.writer(buffer, lineterminator="").writerow([text])
     return buffer.getvalue()

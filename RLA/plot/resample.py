@@ -6,6 +6,7 @@ neighbours when the bin is empty; points outside the run's own x range are NaN (
 of unequal length are explicit, never extrapolated). Smoothing is a symmetric EMA (the
 average of a forward and a backward pass) whose decay is counted in grid steps.
 """
+
 from __future__ import annotations
 
 from typing import List, Optional, Sequence, Tuple
@@ -15,8 +16,9 @@ import numpy as np
 from RLA.errors import RLAError
 
 
-def common_grid(curves: Sequence[Tuple[np.ndarray, np.ndarray]], points: int,
-                vary_len: bool = False) -> np.ndarray:
+def common_grid(
+    curves: Sequence[Tuple[np.ndarray, np.ndarray]], points: int, vary_len: bool = False
+) -> np.ndarray:
     """The x grid shared by ``curves``.
 
     Args:
@@ -30,15 +32,22 @@ def common_grid(curves: Sequence[Tuple[np.ndarray, np.ndarray]], points: int,
     """
     curves = [(x, y) for x, y in curves if len(x)]
     if not curves:
-        raise RLAError("No data to plot", expected="runs with at least one logged value",
-                       found="empty curves", fix="check the metrics and the x bound")
+        raise RLAError(
+            "No data to plot",
+            expected="runs with at least one logged value",
+            found="empty curves",
+            fix="check the metrics and the x bound",
+        )
     starts = [float(x[0]) for x, _ in curves]
     ends = [float(x[-1]) for x, _ in curves]
     low, high = (min(starts), max(ends)) if vary_len else (max(starts), min(ends))
     if low > high:
-        raise RLAError("The runs share no x range", expected="overlapping x ranges",
-                       found=f"latest start {low:g} > earliest end {high:g}",
-                       fix="pass vary_len_plot=True to plot runs of unequal length")
+        raise RLAError(
+            "The runs share no x range",
+            expected="overlapping x ranges",
+            found=f"latest start {low:g} > earliest end {high:g}",
+            fix="pass vary_len_plot=True to plot runs of unequal length",
+        )
     if points <= 0:
         union = np.unique(np.concatenate([x for x, _ in curves]))
         return union[(union >= low) & (union <= high)]
@@ -108,8 +117,9 @@ def ema(values: np.ndarray, decay_steps: float) -> np.ndarray:
     return out
 
 
-def stack(curves: Sequence[Tuple[np.ndarray, np.ndarray]], grid: np.ndarray,
-          smooth_step: float = 0.0) -> Tuple[np.ndarray, np.ndarray]:
+def stack(
+    curves: Sequence[Tuple[np.ndarray, np.ndarray]], grid: np.ndarray, smooth_step: float = 0.0
+) -> Tuple[np.ndarray, np.ndarray]:
     """``(raw, smoothed)`` matrices ``runs x points`` of ``curves`` on ``grid``."""
     raw = np.vstack([to_grid(x, y, grid) for x, y in curves]) if curves else np.empty((0, grid.size))
     smoothed = np.vstack([ema(row, smooth_step) for row in raw]) if smooth_step > 0 and len(raw) else raw
@@ -129,6 +139,10 @@ def check_points(points: Optional[int]) -> int:
     if points is None:
         return 0
     if isinstance(points, bool) or not isinstance(points, (int, np.integer)) or points < 0:
-        raise RLAError("Bad resample value", expected="an integer >= 0 (0: no resampling)",
-                       found=repr(points), fix="pass e.g. resample=256")
+        raise RLAError(
+            "Bad resample value",
+            expected="an integer >= 0 (0: no resampling)",
+            found=repr(points),
+            fix="pass e.g. resample=256",
+        )
     return int(points)

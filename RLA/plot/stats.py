@@ -3,6 +3,7 @@
 Every function takes a ``runs x points`` matrix with NaN where a run has no value (runs
 of unequal length), and ignores the NaNs point by point.
 """
+
 from __future__ import annotations
 
 from typing import Any, Dict, Tuple
@@ -17,8 +18,12 @@ BANDS = ("std", "stderr", "ci", "none")
 
 def _check(name: str, value: str, allowed: Tuple[str, ...]) -> None:
     if value not in allowed:
-        raise RLAError(f"Unknown {name} {value!r}", expected=f"one of {', '.join(allowed)}",
-                       found=repr(value), fix=f"pass {name}={allowed[0]!r}")
+        raise RLAError(
+            f"Unknown {name} {value!r}",
+            expected=f"one of {', '.join(allowed)}",
+            found=repr(value),
+            fix=f"pass {name}={allowed[0]!r}",
+        )
 
 
 def iqm(matrix: np.ndarray, axis: int = 0) -> np.ndarray:
@@ -42,6 +47,7 @@ def aggregate(matrix: np.ndarray, how: str = "mean", axis: int = 0) -> np.ndarra
     """The center of each point over runs: ``mean``, ``median`` or ``iqm``."""
     _check("aggregate", how, AGGREGATES)
     import warnings
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN points stay NaN
         if how == "mean":
@@ -60,14 +66,16 @@ def sample_std(matrix: np.ndarray) -> np.ndarray:
     """Sample standard deviation (ddof=1) per point; 0 where only one run has a value."""
     n = counts(matrix)
     import warnings
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         std = np.nanstd(matrix, axis=0, ddof=1)
     return np.where(n > 1, std, np.where(n == 1, 0.0, np.nan))
 
 
-def bootstrap_ci(matrix: np.ndarray, how: str = "mean", samples: int = 1000, level: float = 0.95,
-                 seed: int = 0) -> Tuple[np.ndarray, np.ndarray]:
+def bootstrap_ci(
+    matrix: np.ndarray, how: str = "mean", samples: int = 1000, level: float = 0.95, seed: int = 0
+) -> Tuple[np.ndarray, np.ndarray]:
     """Percentile bootstrap confidence interval of the ``how`` aggregate at each point.
 
     Runs are resampled with replacement ``samples`` times (a fixed seed: reproducible).
@@ -95,8 +103,9 @@ def _nan_percentiles(table: np.ndarray, qs: Any) -> Tuple[np.ndarray, np.ndarray
     import warnings
 
     with_nan = np.isnan(table).any(axis=0)
-    out = np.percentile(table, qs, axis=0) if not with_nan.all() else \
-        np.full((len(qs), table.shape[1]), np.nan)
+    out = (
+        np.percentile(table, qs, axis=0) if not with_nan.all() else np.full((len(qs), table.shape[1]), np.nan)
+    )
     if with_nan.any():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
@@ -104,8 +113,14 @@ def _nan_percentiles(table: np.ndarray, qs: Any) -> Tuple[np.ndarray, np.ndarray
     return out[0], out[1]
 
 
-def band(matrix: np.ndarray, center: np.ndarray, kind: str = "stderr", how: str = "mean",
-         samples: int = 1000, seed: int = 0) -> Tuple[np.ndarray, np.ndarray]:
+def band(
+    matrix: np.ndarray,
+    center: np.ndarray,
+    kind: str = "stderr",
+    how: str = "mean",
+    samples: int = 1000,
+    seed: int = 0,
+) -> Tuple[np.ndarray, np.ndarray]:
     """Lower and upper edges of the shaded band around ``center``.
 
     ``std``: center ± sample std; ``stderr``: center ± std/sqrt(n); ``ci``: bootstrap 95% CI
@@ -129,10 +144,25 @@ def final_stats(scores: np.ndarray, samples: int = 1000, seed: int = 0) -> Dict[
     scores = scores[np.isfinite(scores)]
     n = int(scores.size)
     if n == 0:
-        return {"n": 0, "mean": np.nan, "median": np.nan, "iqm": np.nan, "std": np.nan,
-                "stderr": np.nan, "ci_low": np.nan, "ci_high": np.nan}
+        return {
+            "n": 0,
+            "mean": np.nan,
+            "median": np.nan,
+            "iqm": np.nan,
+            "std": np.nan,
+            "stderr": np.nan,
+            "ci_low": np.nan,
+            "ci_high": np.nan,
+        }
     std = float(np.std(scores, ddof=1)) if n > 1 else 0.0
     low, high = bootstrap_ci(scores.reshape(n, 1), "mean", samples=samples, seed=seed)
-    return {"n": n, "mean": float(scores.mean()), "median": float(np.median(scores)),
-            "iqm": float(iqm(scores.reshape(n, 1))[0]), "std": std, "stderr": std / np.sqrt(n),
-            "ci_low": float(low[0]), "ci_high": float(high[0])}
+    return {
+        "n": n,
+        "mean": float(scores.mean()),
+        "median": float(np.median(scores)),
+        "iqm": float(iqm(scores.reshape(n, 1))[0]),
+        "std": std,
+        "stderr": std / np.sqrt(n),
+        "ci_low": float(low[0]),
+        "ci_high": float(high[0]),
+    }

@@ -11,6 +11,7 @@ The SQLite catalog ``<data_root>/.rla_index.sqlite`` only caches what the direct
 holds; it is refreshed on every call (for the scope queried) and rebuilt when missing, old or
 corrupt. The filters are compiled to SQL, so a query decodes only the runs it returns.
 """
+
 from __future__ import annotations
 
 import os
@@ -30,12 +31,22 @@ def warn_skipped(selection: Selection) -> None:
     _warn(selection.skipped, stacklevel=4)
 
 
-def list_runs(data_root: Union[str, os.PathLike], task: Optional[str] = None,
-              regex: Union[str, Sequence[str], None] = None, where: Optional[str] = None,
-              since: Any = None, until: Any = None, status: Union[str, Sequence[str], None] = None,
-              archived: Optional[bool] = False, include_broken: bool = False,
-              stats: Sequence[str] = ("last", "min", "max"), verify: bool = False,
-              columns: Optional[Sequence[str]] = None, limit: Optional[int] = None, offset: int = 0) -> Any:
+def list_runs(
+    data_root: Union[str, os.PathLike],
+    task: Optional[str] = None,
+    regex: Union[str, Sequence[str], None] = None,
+    where: Optional[str] = None,
+    since: Any = None,
+    until: Any = None,
+    status: Union[str, Sequence[str], None] = None,
+    archived: Optional[bool] = False,
+    include_broken: bool = False,
+    stats: Sequence[str] = ("last", "min", "max"),
+    verify: bool = False,
+    columns: Optional[Sequence[str]] = None,
+    limit: Optional[int] = None,
+    offset: int = 0,
+) -> Any:
     """List runs as a DataFrame: one row per run.
 
     Columns: ``index, task, status, start_time, end_time, host, ip, archived, time_step,
@@ -58,9 +69,20 @@ def list_runs(data_root: Union[str, os.PathLike], task: Optional[str] = None,
 
     See :func:`select_runs` for the filters and the errors raised.
     """
-    selection = select_runs(data_root, task=task, regex=regex, where=where, since=since,
-                            until=until, status=status, archived=archived,
-                            include_broken=include_broken, verify=verify, limit=limit, offset=offset)
+    selection = select_runs(
+        data_root,
+        task=task,
+        regex=regex,
+        where=where,
+        since=since,
+        until=until,
+        status=status,
+        archived=archived,
+        include_broken=include_broken,
+        verify=verify,
+        limit=limit,
+        offset=offset,
+    )
     warn_skipped(selection)
     from RLA.query.display import as_run_frame  # a DataFrame whose notebook view reads well
 
@@ -69,5 +91,19 @@ def list_runs(data_root: Union[str, os.PathLike], task: Optional[str] = None,
     return frame
 
 
-__all__ = ["WARM", "BrokenRunWarning", "Catalog", "Query", "RunRow", "Selection", "list_runs", "load_curves",
-           "metric_column", "parse_query", "parse_when", "rows_to_frame", "select_runs", "warn_skipped"]
+__all__ = [
+    "WARM",
+    "BrokenRunWarning",
+    "Catalog",
+    "Query",
+    "RunRow",
+    "Selection",
+    "list_runs",
+    "load_curves",
+    "metric_column",
+    "parse_query",
+    "parse_when",
+    "rows_to_frame",
+    "select_runs",
+    "warn_skipped",
+]

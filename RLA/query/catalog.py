@@ -11,6 +11,7 @@ refresh it at once.
 A damaged run (its record has problems) is never stored: it is read again on every query,
 so a run repaired by hand (or by a later pull) shows up at once, and no failure is cached.
 """
+
 from __future__ import annotations
 
 import os
@@ -45,8 +46,13 @@ class Catalog:
             older than this (see :mod:`RLA.query.warm`); 0 checks every run on every query.
     """
 
-    def __init__(self, data_root: os.PathLike, path: Optional[os.PathLike] = None,
-                 workers: int = 4, recheck_s: float = RECHECK_S) -> None:
+    def __init__(
+        self,
+        data_root: os.PathLike,
+        path: Optional[os.PathLike] = None,
+        workers: int = 4,
+        recheck_s: float = RECHECK_S,
+    ) -> None:
         self.data_root = Path(data_root)
         self.file = IndexFile(str(path) if path is not None else os.fspath(self.data_root / INDEX_DB))
         self.workers = max(1, workers)
@@ -112,8 +118,13 @@ class Catalog:
             args.append(int(flags[0]))
         return " AND ".join(parts) or "1", tuple(args)
 
-    def refresh(self, task: Optional[str] = None, archived: Optional[bool] = False,
-                progress: Optional[ProgressFn] = None, verify: bool = False) -> Dict[str, RunRecord]:
+    def refresh(
+        self,
+        task: Optional[str] = None,
+        archived: Optional[bool] = False,
+        progress: Optional[ProgressFn] = None,
+        verify: bool = False,
+    ) -> Dict[str, RunRecord]:
         """Bring the scope up to date with the tree (see :mod:`RLA.query.refresh`).
 
         Args:
@@ -132,9 +143,15 @@ class Catalog:
             self.damaged = refresh(self, task, _flags(archived), verify, progress)
         return self.damaged
 
-    def fetch(self, task: Optional[str] = None, archived: Optional[bool] = False, where: str = "1",
-              args: Sequence[Any] = (), limit: Optional[int] = None, offset: int = 0
-              ) -> Iterator[Tuple[RunLayout, RunRecord]]:
+    def fetch(
+        self,
+        task: Optional[str] = None,
+        archived: Optional[bool] = False,
+        where: str = "1",
+        args: Sequence[Any] = (),
+        limit: Optional[int] = None,
+        offset: int = 0,
+    ) -> Iterator[Tuple[RunLayout, RunRecord]]:
         """The stored runs of the scope that satisfy the SQL condition ``where``, in key order.
 
         Damaged runs are not stored (see :attr:`damaged`). A row whose stored text is not a
@@ -151,8 +168,13 @@ class Catalog:
             record = decode(text)
             yield layout, record if record is not None else read_record(layout, full_info=False)
 
-    def records(self, task: Optional[str] = None, archived: Optional[bool] = False,
-                progress: Optional[ProgressFn] = None, verify: bool = False) -> List[Tuple[RunLayout, RunRecord]]:
+    def records(
+        self,
+        task: Optional[str] = None,
+        archived: Optional[bool] = False,
+        progress: Optional[ProgressFn] = None,
+        verify: bool = False,
+    ) -> List[Tuple[RunLayout, RunRecord]]:
         """Refresh the scope and return every run in it (damaged ones too), in key order."""
         damaged = self.refresh(task, archived, progress, verify)
         pairs = list(self.fetch(task, archived))
@@ -164,8 +186,11 @@ class Catalog:
         """``{task: readable runs}`` of the scope (refreshed first), in SQL."""
         self.refresh(None, archived)
         scope, args = self.scope_sql(None, _flags(archived))
-        return dict(self.conn.execute(f"SELECT task, count(*) FROM runs WHERE {scope} GROUP BY task ORDER BY task",
-                                      args))
+        return dict(
+            self.conn.execute(
+                f"SELECT task, count(*) FROM runs WHERE {scope} GROUP BY task ORDER BY task", args
+            )
+        )
 
     def rebuild(self, progress: Optional[ProgressFn] = None) -> int:
         """Drop every row and re-read the whole tree; returns the number of runs indexed."""

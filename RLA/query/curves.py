@@ -4,6 +4,7 @@ A run whose ``progress.csv`` cannot be read safely (not a regular file, too big,
 malformed, an oversized cell: see :mod:`RLA.logger.readers`) is left out and reported: a
 :class:`BrokenRunWarning` and a ``(index, reason)`` pair in ``frame.attrs['skipped']``.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -11,9 +12,9 @@ import warnings
 from pathlib import Path
 from typing import Any, Iterable, List, Optional, Sequence, Tuple, Union
 
-from RLA.logger.readers import read_header, read_progress_csv
 from RLA.errors import QueryError, RunNotFoundError
 from RLA.layout import PROGRESS_CSV
+from RLA.logger.readers import read_header, read_progress_csv
 from RLA.query.selection import RunRow
 from RLA.safe_read import UnreadableFileError
 from RLA.terminal import escape
@@ -26,8 +27,10 @@ class BrokenRunWarning(UserWarning):
 def warn_skipped(skipped: Iterable[Tuple[str, str]], stacklevel: int = 3) -> None:
     """Emit one :class:`BrokenRunWarning` per ``(index, reason)`` (text escaped)."""
     for index, problem in skipped:
-        warnings.warn(f"skipped run {escape(index)}: {escape(problem)}", BrokenRunWarning,
-                      stacklevel=stacklevel)
+        warnings.warn(
+            f"skipped run {escape(index)}: {escape(problem)}", BrokenRunWarning, stacklevel=stacklevel
+        )
+
 
 #: Columns of the frame :func:`load_curves` returns (``x`` is renamed to the x key).
 CURVE_COLUMNS = ("index", "metric", "x", "value")
@@ -39,16 +42,22 @@ def _sources(runs: Any) -> List[Tuple[str, Path]]:
         runs = runs.runs
     if hasattr(runs, "columns") and hasattr(runs, "iterrows"):  # a DataFrame
         if "log_dir" not in runs.columns or "index" not in runs.columns:
-            raise QueryError("Cannot load curves from this DataFrame", expected="the frame of "
-                             "RLA.query.list_runs (columns 'index' and 'log_dir')",
-                             found=f"columns {list(runs.columns)[:8]}", fix="pass list_runs(...) output")
+            raise QueryError(
+                "Cannot load curves from this DataFrame",
+                expected="the frame of RLA.query.list_runs (columns 'index' and 'log_dir')",
+                found=f"columns {list(runs.columns)[:8]}",
+                fix="pass list_runs(...) output",
+            )
         return [(str(i), Path(d)) for i, d in zip(runs["index"], runs["log_dir"])]
     out = []
     for row in runs:
         if not isinstance(row, RunRow):
-            raise QueryError("Cannot load curves from this object", expected="RunRow objects, a "
-                             "Selection or a list_runs DataFrame", found=type(row).__name__,
-                             fix="select runs with RLA.query.select_runs or list_runs first")
+            raise QueryError(
+                "Cannot load curves from this object",
+                expected="RunRow objects, a Selection or a list_runs DataFrame",
+                found=type(row).__name__,
+                fix="select runs with RLA.query.select_runs or list_runs first",
+            )
         out.append((row.index, row.layout.log_dir))
     return out
 
@@ -70,7 +79,6 @@ def read_progress(log_dir: Path, columns: Sequence[str]) -> Any:
 
 
 def _all_columns(sources: Iterable[Tuple[str, Path]]) -> set:
-    import pandas as pd
 
     columns: set = set()
     for _, log_dir in sources:
@@ -81,9 +89,13 @@ def _all_columns(sources: Iterable[Tuple[str, Path]]) -> set:
     return columns
 
 
-def load_curves(runs: Any, metrics: Union[str, Sequence[str]], x: str = "time-step",
-                x_bound: Optional[Union[float, Tuple[float, float]]] = None,
-                strict: bool = True) -> Any:
+def load_curves(
+    runs: Any,
+    metrics: Union[str, Sequence[str]],
+    x: str = "time-step",
+    x_bound: Optional[Union[float, Tuple[float, float]]] = None,
+    strict: bool = True,
+) -> Any:
     """Load ``metrics`` of ``runs`` as a long DataFrame ``index, metric, <x>, value``.
 
     Rows whose x or value is missing are dropped; each run's rows keep their file order.
@@ -109,8 +121,12 @@ def load_curves(runs: Any, metrics: Union[str, Sequence[str]], x: str = "time-st
     metrics = [metrics] if isinstance(metrics, str) else list(metrics)
     sources = _sources(runs)
     if not sources:
-        raise RunNotFoundError("No runs to load curves from", expected="at least one selected run",
-                               found="an empty selection", fix="widen the task/regex/where filters")
+        raise RunNotFoundError(
+            "No runs to load curves from",
+            expected="at least one selected run",
+            found="an empty selection",
+            fix="widen the task/regex/where filters",
+        )
     pieces = []
     seen: set = set()
     skipped: List[Tuple[str, str]] = []
@@ -130,23 +146,32 @@ def load_curves(runs: Any, metrics: Union[str, Sequence[str]], x: str = "time-st
             ys = pd.to_numeric(frame[metric], errors="coerce").to_numpy(dtype=float)
             keep = np.isfinite(xs) & np.isfinite(ys)
             if x_bound is not None:
-                low, high = (x_bound if isinstance(x_bound, (tuple, list)) else (-np.inf, x_bound))
+                low, high = x_bound if isinstance(x_bound, (tuple, list)) else (-np.inf, x_bound)
                 keep &= (xs >= low) & (xs <= high)
             if keep.any():
-                pieces.append(pd.DataFrame({"index": index, "metric": metric,
-                                            x: xs[keep], "value": ys[keep]}))
+                pieces.append(
+                    pd.DataFrame({"index": index, "metric": metric, x: xs[keep], "value": ys[keep]})
+                )
     warn_skipped(skipped)
     missing = [m for m in [x] + metrics if m not in seen]
     if missing and strict:
         columns = sorted(_all_columns(sources[:20]))
         close = difflib.get_close_matches(missing[0], columns, n=1)
-        raise QueryError(f"No selected run logged {missing[0]!r}",
-                         expected=f"a progress.csv column of the selected runs ({', '.join(columns[:12]) or 'none'})",
-                         found=f"{len(sources)} runs without {', '.join(missing)}",
-                         fix=f"did you mean {close[0]!r}" if close else "check the metric names")
+        raise QueryError(
+            f"No selected run logged {missing[0]!r}",
+            expected=f"a progress.csv column of the selected runs ({', '.join(columns[:12]) or 'none'})",
+            found=f"{len(sources)} runs without {', '.join(missing)}",
+            fix=f"did you mean {close[0]!r}" if close else "check the metric names",
+        )
     if not pieces:
-        result = pd.DataFrame({"index": pd.Series(dtype=object), "metric": pd.Series(dtype=object),
-                               x: pd.Series(dtype=float), "value": pd.Series(dtype=float)})
+        result = pd.DataFrame(
+            {
+                "index": pd.Series(dtype=object),
+                "metric": pd.Series(dtype=object),
+                x: pd.Series(dtype=float),
+                "value": pd.Series(dtype=float),
+            }
+        )
     else:
         result = pd.concat(pieces, ignore_index=True)
     result.attrs["skipped"] = skipped

@@ -5,6 +5,7 @@ pandas operation works and keeps the type) whose notebook view (``_repr_html_``)
 :func:`display_view` of it. The data itself is never changed: ``frame["start_time"]`` stays
 a datetime column and every column is still there.
 """
+
 from __future__ import annotations
 
 from typing import Any, List
@@ -77,9 +78,13 @@ class RunFrame(pd.DataFrame):
             view = display_view(self)
         except Exception:  # a frame reshaped beyond recognition: show it as pandas would
             return pd.DataFrame(self)._repr_html_()
-        return view.to_html(notebook=True, na_rep=MISSING, max_rows=pd.get_option("display.max_rows"),
-                            max_cols=pd.get_option("display.max_columns"),
-                            show_dimensions=pd.get_option("display.show_dimensions"))
+        return view.to_html(
+            notebook=True,
+            na_rep=MISSING,
+            max_rows=pd.get_option("display.max_rows"),
+            max_cols=pd.get_option("display.max_columns"),
+            show_dimensions=pd.get_option("display.show_dimensions"),
+        )
 
 
 def as_run_frame(frame: pd.DataFrame) -> RunFrame:

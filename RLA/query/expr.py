@@ -23,6 +23,7 @@ of ``+``) and :data:`MAX_NODES` syntax nodes, checked without recursion before a
 compiled, so neither the compiler nor the evaluator can exhaust the stack. ``matches()``
 compiles with RE2 (linear-time matching; see :mod:`RLA.query.regex`).
 """
+
 from __future__ import annotations
 
 import ast
@@ -57,8 +58,12 @@ class RowView:
         columns: computes the run columns on first need (they cost more than a dict lookup).
     """
 
-    def __init__(self, values: Dict[str, Any], metrics: Dict[str, Any],
-                 columns: Optional[Callable[[], Dict[str, Any]]] = None) -> None:
+    def __init__(
+        self,
+        values: Dict[str, Any],
+        metrics: Dict[str, Any],
+        columns: Optional[Callable[[], Dict[str, Any]]] = None,
+    ) -> None:
         self.values = values
         self.metrics = metrics
         self._columns = columns
@@ -87,8 +92,9 @@ def caret(text: str, offset: int) -> str:
 
 
 def _error(text: str, offset: int, problem: str, expected: str, fix: str) -> QueryError:
-    error = QueryError(f"{problem} at column {offset + 1}", expected=expected,
-                       found=caret(text, offset), fix=fix)
+    error = QueryError(
+        f"{problem} at column {offset + 1}", expected=expected, found=caret(text, offset), fix=fix
+    )
     error.position = offset  # 0-based, into the stripped text: where a UI puts its caret
     return error
 
@@ -110,8 +116,9 @@ class Query:
     positions: Tuple[Tuple[str, int], ...] = ()
     #: The top-level ``and`` terms: ``(names, metrics, predicate)`` each (the whole query
     #: when it is not a conjunction). A run matches only if every term is true for it.
-    conjuncts: Tuple[Tuple[FrozenSet[str], FrozenSet[str], Callable[[RowView], Any]], ...] = \
-        field(default=(), repr=False)
+    conjuncts: Tuple[Tuple[FrozenSet[str], FrozenSet[str], Callable[[RowView], Any]], ...] = field(
+        default=(), repr=False
+    )
 
     def matches(self, row: RowView) -> bool:
         """Whether the run satisfies the expression."""
@@ -133,10 +140,14 @@ class _Compiler:
         self.positions: list = []
 
     def fail(self, node: ast.AST, problem: str, fix: str) -> QueryError:
-        return _error(self.text, getattr(node, "col_offset", 0), problem,
-                      expected="comparisons of hyper-parameters/metrics joined by and/or/not, "
-                               "e.g. \"algo in ['sac', 'td3'] and lr >= 1e-4 and last('return') > 100\"",
-                      fix=fix)
+        return _error(
+            self.text,
+            getattr(node, "col_offset", 0),
+            problem,
+            expected="comparisons of hyper-parameters/metrics joined by and/or/not, "
+            "e.g. \"algo in ['sac', 'td3'] and lr >= 1e-4 and last('return') > 100\"",
+            fix=fix,
+        )
 
     def literal(self, node: ast.AST) -> Any:
         if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, float, bool, type(None))):
@@ -147,7 +158,9 @@ class _Compiler:
                 return -value if isinstance(node.op, ast.USub) else value
         if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
             return [self.literal(item) for item in node.elts]
-        raise self.fail(node, "Not a literal", "use numbers, quoted strings, True/False/None or [lists] of them")
+        raise self.fail(
+            node, "Not a literal", "use numbers, quoted strings, True/False/None or [lists] of them"
+        )
 
     def dotted(self, node: ast.AST) -> Optional[str]:
         if isinstance(node, ast.Name):
@@ -169,14 +182,19 @@ class _Compiler:
             left, right = self.operand(node.left), self.operand(node.right)
             op = operators.arithmetic(operators.ARITH[type(node.op)])
             return lambda row: op(left(row), right(row))
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)) \
-                and not isinstance(node.operand, ast.Constant):
+        if (
+            isinstance(node, ast.UnaryOp)
+            and isinstance(node.op, (ast.USub, ast.UAdd))
+            and not isinstance(node.operand, ast.Constant)
+        ):
             inner = self.operand(node.operand)
             sign = -1.0 if isinstance(node.op, ast.USub) else 1.0
-            return lambda row: (lambda v: None if v is None else sign * v)(
-                operators.number(inner(row)))
-        if isinstance(node, (ast.Compare, ast.BoolOp)) or \
-                isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            return lambda row: (lambda v: None if v is None else sign * v)(operators.number(inner(row)))
+        if (
+            isinstance(node, (ast.Compare, ast.BoolOp))
+            or isinstance(node, ast.UnaryOp)
+            and isinstance(node.op, ast.Not)
+        ):
             return self.boolean(node)
         value = self.literal(node)
         return lambda row, _v=value: _v
@@ -184,22 +202,30 @@ class _Compiler:
     def call(self, node: ast.Call) -> Getter:
         func = node.func.id if isinstance(node.func, ast.Name) else None
         if func not in _FUNCS or node.keywords:
-            raise self.fail(node, f"Unknown function {ast.unparse(node.func)!r}",
-                            "use last('metric'), min('metric'), max('metric') or matches(name, 'regex')")
+            raise self.fail(
+                node,
+                f"Unknown function {ast.unparse(node.func)!r}",
+                "use last('metric'), min('metric'), max('metric') or matches(name, 'regex')",
+            )
         if func == "matches":
             if len(node.args) != 2:
                 raise self.fail(node, "matches() takes two arguments", "write matches(name, 'regex')")
             target = self.operand(node.args[0])
             pattern = self.literal(node.args[1])
             if not isinstance(pattern, str):
-                raise self.fail(node.args[1], "matches() needs a quoted regex", "write matches(name, 'regex')")
+                raise self.fail(
+                    node.args[1], "matches() needs a quoted regex", "write matches(name, 'regex')"
+                )
             try:
                 found = compile_pattern(pattern)
             except UnsafePatternError as exc:
                 raise self.fail(node.args[1], exc.reason, exc.fix) from None
             return lambda row: (lambda v: v is not None and found(str(v)))(target(row))
-        if len(node.args) != 1 or not isinstance(node.args[0], ast.Constant) \
-                or not isinstance(node.args[0].value, str):
+        if (
+            len(node.args) != 1
+            or not isinstance(node.args[0], ast.Constant)
+            or not isinstance(node.args[0].value, str)
+        ):
             raise self.fail(node, f"{func}() takes one quoted metric name", f"write {func}('return')")
         metric = node.args[0].value
         self.metrics.add(metric)
@@ -223,6 +249,7 @@ class _Compiler:
                     return False
                 left = right
             return True
+
         return evaluate
 
     def boolean(self, node: ast.AST) -> Getter:
@@ -245,8 +272,9 @@ class _Compiler:
         if name is not None:  # a bare boolean hyper-parameter: `use_gae and lr < 1`
             getter = self.operand(node)
             return lambda row: getter(row) is True or getter(row) == 1
-        raise self.fail(node, f"Unsupported expression {ast.unparse(node)!r}",
-                        "write a comparison such as lr >= 1e-4")
+        raise self.fail(
+            node, f"Unsupported expression {ast.unparse(node)!r}", "write a comparison such as lr >= 1e-4"
+        )
 
 
 _NESTING_FIX = "join conditions with and/or instead of nesting them; drop repeated not or signs"
@@ -266,13 +294,22 @@ def check_size(text: str, tree: ast.AST) -> None:
         node, depth = stack.pop()
         nodes += 1
         if nodes > MAX_NODES:
-            raise _error(text, getattr(node, "col_offset", 0), "Query too large",
-                         expected=f"at most {MAX_NODES} names, values and operators", fix="split the query "
-                         "or select with fewer terms (e.g. x in [...] instead of x == a or x == b ...)")
+            raise _error(
+                text,
+                getattr(node, "col_offset", 0),
+                "Query too large",
+                expected=f"at most {MAX_NODES} names, values and operators",
+                fix="split the query "
+                "or select with fewer terms (e.g. x in [...] instead of x == a or x == b ...)",
+            )
         if depth > MAX_DEPTH:
-            raise _error(text, getattr(node, "col_offset", 0), "Query nested too deeply",
-                         expected=f"at most {MAX_DEPTH} levels of nested operators or parentheses",
-                         fix=_NESTING_FIX)
+            raise _error(
+                text,
+                getattr(node, "col_offset", 0),
+                "Query nested too deeply",
+                expected=f"at most {MAX_DEPTH} levels of nested operators or parentheses",
+                fix=_NESTING_FIX,
+            )
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.expr):
                 stack.append((child, depth + 1))
@@ -288,37 +325,65 @@ def parse_query(text: str) -> Query:
     """
     text = text.strip()
     if not text:
-        raise QueryError("Empty query", expected="an expression such as \"lr >= 1e-4\"",
-                         found="''", fix="drop --where or write a condition")
+        raise QueryError(
+            "Empty query",
+            expected="an expression such as \"lr >= 1e-4\"",
+            found="''",
+            fix="drop --where or write a condition",
+        )
     if len(text) > MAX_QUERY_CHARS:
-        raise QueryError("Query too long", expected=f"at most {MAX_QUERY_CHARS} characters",
-                         found=f"{len(text)} characters", fix="simplify the expression")
+        raise QueryError(
+            "Query too long",
+            expected=f"at most {MAX_QUERY_CHARS} characters",
+            found=f"{len(text)} characters",
+            fix="simplify the expression",
+        )
     try:
         tree = ast.parse(text, mode="eval")
     except (RecursionError, MemoryError):  # Python's own parser gave up on the nesting
-        raise QueryError("Query nested too deeply", expected=f"at most {MAX_DEPTH} levels of nested "
-                         "operators or parentheses", found="more than Python's parser accepts",
-                         fix=_NESTING_FIX) from None
+        raise QueryError(
+            "Query nested too deeply",
+            expected=f"at most {MAX_DEPTH} levels of nested operators or parentheses",
+            found="more than Python's parser accepts",
+            fix=_NESTING_FIX,
+        ) from None
     except SyntaxError as exc:
         if "too many nested" in str(exc.msg):
-            raise QueryError("Query nested too deeply", expected=f"at most {MAX_DEPTH} levels of nested "
-                             "operators or parentheses", found=str(exc.msg), fix=_NESTING_FIX) from None
+            raise QueryError(
+                "Query nested too deeply",
+                expected=f"at most {MAX_DEPTH} levels of nested operators or parentheses",
+                found=str(exc.msg),
+                fix=_NESTING_FIX,
+            ) from None
         offset = (exc.offset or 1) - 1
         hint = "use == to compare, and/or/not to combine, quotes around strings"
         if re.search(r"(?<![=!<>])=(?!=)", text):
             hint = "use == (not =) to test equality"
-        raise _error(text, offset, f"Syntax error in query ({exc.msg})",
-                     expected="a Python-like boolean expression", fix=hint) from None
+        raise _error(
+            text,
+            offset,
+            f"Syntax error in query ({exc.msg})",
+            expected="a Python-like boolean expression",
+            fix=hint,
+        ) from None
     check_size(text, tree)
     compiler = _Compiler(text)
     predicate = compiler.boolean(tree.body)
-    terms = tree.body.values if isinstance(tree.body, ast.BoolOp) and isinstance(tree.body.op, ast.And) \
+    terms = (
+        tree.body.values
+        if isinstance(tree.body, ast.BoolOp) and isinstance(tree.body.op, ast.And)
         else [tree.body]
+    )
     conjuncts = []
     for term in terms:
         part = _Compiler(text)
         getter = part.boolean(term)
         conjuncts.append((frozenset(part.names), frozenset(part.metrics), getter))
-    return Query(text=text, predicate=predicate, names=frozenset(compiler.names),
-                 metrics=frozenset(compiler.metrics), positions=tuple(compiler.positions),
-                 conjuncts=tuple(conjuncts))
+    return Query(
+        text=text,
+        predicate=predicate,
+        names=frozenset(compiler.names),
+        metrics=frozenset(compiler.metrics),
+        positions=tuple(compiler.positions),
+        conjuncts=tuple(conjuncts),
+    )

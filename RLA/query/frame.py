@@ -1,4 +1,5 @@
 """Turn selected runs into the one-row-per-run pandas DataFrame users query."""
+
 from __future__ import annotations
 
 import os
@@ -9,8 +10,22 @@ from RLA.query.expr import METRIC_FUNCS
 from RLA.query.selection import RunRow, _name_ip
 
 #: Leading columns, in order; hyper-parameters then ``last(m)``/``min(m)``/``max(m)`` follow.
-BASE_COLUMNS = ["index", "task", "status", "start_time", "end_time", "host", "ip", "archived", "parent",
-                "time_step", "n_rows", "param_source", "name", "log_dir"]
+BASE_COLUMNS = [
+    "index",
+    "task",
+    "status",
+    "start_time",
+    "end_time",
+    "host",
+    "ip",
+    "archived",
+    "parent",
+    "time_step",
+    "n_rows",
+    "param_source",
+    "name",
+    "log_dir",
+]
 
 
 def metric_column(func: str, metric: str) -> str:
@@ -31,11 +46,18 @@ def _static_item(row: RunRow, log_root: str) -> Dict[str, Any]:
     """The cells of a run's row that only change when its record does (no status, no metrics)."""
     info, layout, record = row.record.info, row.layout, row.record
     item: Dict[str, Any] = {
-        "index": row.index, "task": layout.task, "start_time": row.start_time,
-        "end_time": _local_time(info.get("end_time")), "host": info.get("host"),
-        "ip": info.get("ip") or _name_ip(layout.name), "archived": layout.archived,
-        "parent": info.get("parent"), "time_step": record.time_step, "n_rows": record.n_rows,
-        "param_source": record.param_source, "name": layout.name,
+        "index": row.index,
+        "task": layout.task,
+        "start_time": row.start_time,
+        "end_time": _local_time(info.get("end_time")),
+        "host": info.get("host"),
+        "ip": info.get("ip") or _name_ip(layout.name),
+        "archived": layout.archived,
+        "parent": info.get("parent"),
+        "time_step": record.time_step,
+        "n_rows": record.n_rows,
+        "param_source": record.param_source,
+        "name": layout.name,
         "log_dir": os.path.join(log_root, layout.relative),
     }
     for key, value in record.params.items():
@@ -43,8 +65,9 @@ def _static_item(row: RunRow, log_root: str) -> Dict[str, Any]:
     return item
 
 
-def rows_to_frame(rows: Sequence[RunRow], stats: Sequence[str] = METRIC_FUNCS,
-                  columns: Optional[Sequence[str]] = None) -> Any:
+def rows_to_frame(
+    rows: Sequence[RunRow], stats: Sequence[str] = METRIC_FUNCS, columns: Optional[Sequence[str]] = None
+) -> Any:
     """Build the DataFrame of :func:`RLA.query.list_runs` from selected runs.
 
     Args:

@@ -5,6 +5,7 @@ The runs are grouped by the values of some hyper-parameters (or run columns), as
 the statistics of :mod:`RLA.plot.final` (n, mean, median, IQM, std, stderr, 95% bootstrap
 CI of the mean): the numbers of ``rla plot``'s ``-final.csv`` for the same runs and options.
 """
+
 from __future__ import annotations
 
 from typing import Any, Dict, List, Sequence, Tuple
@@ -15,9 +16,17 @@ from RLA.plot.final import FINAL_WINDOW, POINTS
 STAT_COLUMNS = ("n", "mean", "median", "iqm", "std", "stderr", "ci_low", "ci_high", "window_start")
 
 
-def group_final_frame(rows: Sequence[Any], keys: Sequence[str], metrics: Sequence[str],
-                      x: str = "time-step", final_window: float = FINAL_WINDOW, vary_len: bool = False,
-                      points: int = POINTS, samples: int = 1000, seed: int = 0) -> Any:
+def group_final_frame(
+    rows: Sequence[Any],
+    keys: Sequence[str],
+    metrics: Sequence[str],
+    x: str = "time-step",
+    final_window: float = FINAL_WINDOW,
+    vary_len: bool = False,
+    points: int = POINTS,
+    samples: int = 1000,
+    seed: int = 0,
+) -> Any:
     """One row per group and metric: the key values, ``metric``, ``runs`` (in the group), then
     :data:`STAT_COLUMNS` (``n``: the runs with a score in the final window).
 
@@ -50,8 +59,17 @@ def group_final_frame(rows: Sequence[Any], keys: Sequence[str], metrics: Sequenc
     return frame
 
 
-def _records(rows: List[Any], keys: Sequence[str], metrics: List[str], x: str, final_window: float,
-             vary_len: bool, points: int, samples: int, seed: int) -> Tuple[List[Dict[str, Any]], List[Any]]:
+def _records(
+    rows: List[Any],
+    keys: Sequence[str],
+    metrics: List[str],
+    x: str,
+    final_window: float,
+    vary_len: bool,
+    points: int,
+    samples: int,
+    seed: int,
+) -> Tuple[List[Dict[str, Any]], List[Any]]:
     import numpy as np
 
     from RLA.plot.checks import split_value
@@ -64,7 +82,9 @@ def _records(rows: List[Any], keys: Sequence[str], metrics: List[str], x: str, f
     records: List[Dict[str, Any]] = []
     if not metrics or not rows:
         for group in groups:
-            records.append({**{k: split_value(group.runs[0], k, NOT_FOUND) for k in keys}, "runs": len(group.runs)})
+            records.append(
+                {**{k: split_value(group.runs[0], k, NOT_FOUND) for k in keys}, "runs": len(group.runs)}
+            )
         return records, []
     from RLA.query.curves import load_curves
 
@@ -73,10 +93,19 @@ def _records(rows: List[Any], keys: Sequence[str], metrics: List[str], x: str, f
         per_run = {index: (xs, ys) for index, xs, ys in split_xy(curves[curves["metric"] == metric], x)}
         for group in groups:
             data = [per_run[row.index] for row in group.runs if row.index in per_run]
-            summary = group_final_stats(data, points, vary_len, final_window, samples, seed) if data else \
-                dict(final_stats(np.empty(0)), window_start=float("nan"))
-            records.append({**{k: split_value(group.runs[0], k, NOT_FOUND) for k in keys}, "metric": metric,
-                            "runs": len(group.runs), **{c: summary[c] for c in STAT_COLUMNS}})
+            summary = (
+                group_final_stats(data, points, vary_len, final_window, samples, seed)
+                if data
+                else dict(final_stats(np.empty(0)), window_start=float("nan"))
+            )
+            records.append(
+                {
+                    **{k: split_value(group.runs[0], k, NOT_FOUND) for k in keys},
+                    "metric": metric,
+                    "runs": len(group.runs),
+                    **{c: summary[c] for c in STAT_COLUMNS},
+                }
+            )
     return records, list(curves.attrs.get("skipped", []))
 
 

@@ -13,6 +13,7 @@ functions), ``dirs`` (directory listings with their mtimes, see :mod:`RLA.query.
 ``unread`` holds the runs on disk without a stored record (damaged, or not read yet): they
 are read from disk on every query, so no failure is ever cached.
 """
+
 from __future__ import annotations
 
 import os
@@ -58,8 +59,21 @@ CREATE TABLE IF NOT EXISTS dirs (
 );
 """
 #: The columns of ``runs``, in order (for INSERT).
-RUN_COLUMNS = ("key", "day", "task", "archived", "sig", "settled", "checked_at", "status", "start_time",
-               "exact", "pjson", "mjson", "record")
+RUN_COLUMNS = (
+    "key",
+    "day",
+    "task",
+    "archived",
+    "sig",
+    "settled",
+    "checked_at",
+    "status",
+    "start_time",
+    "exact",
+    "pjson",
+    "mjson",
+    "record",
+)
 INSERT_RUN = f"INSERT OR REPLACE INTO runs VALUES ({', '.join('?' * len(RUN_COLUMNS))})"
 
 
@@ -78,8 +92,7 @@ class IndexFile:
         self._conn: Optional[sqlite3.Connection] = None
 
     def _connect(self, path: str) -> sqlite3.Connection:
-        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None,
-                               check_same_thread=False)
+        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
         conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
         if path != ":memory:":
             conn.execute("PRAGMA journal_mode = WAL")
@@ -174,8 +187,10 @@ class IndexFile:
         conn = self.conn
         try:
             if changed_runs:
-                conn.execute("INSERT INTO meta VALUES ('generation', '1') ON CONFLICT(key) DO UPDATE "
-                             "SET value = CAST(value AS INTEGER) + 1")
+                conn.execute(
+                    "INSERT INTO meta VALUES ('generation', '1') ON CONFLICT(key) DO UPDATE "
+                    "SET value = CAST(value AS INTEGER) + 1"
+                )
             conn.execute("COMMIT")
             return True
         except sqlite3.OperationalError:
@@ -197,7 +212,7 @@ class IndexFile:
     def in_chunks(self, sql: str, values: Sequence[str], extra: Tuple = ()) -> Iterable[tuple]:
         """Run ``sql`` (with one ``{}`` for a ``?, ?, ...`` list) over ``values`` in chunks."""
         for lo in range(0, len(values), 500):
-            chunk = list(values[lo:lo + 500])
+            chunk = list(values[lo : lo + 500])
             yield from self.conn.execute(sql.format(", ".join("?" * len(chunk))), tuple(chunk) + extra)
 
     def count(self) -> int:

@@ -9,6 +9,7 @@ makes the run *damaged* (skipped from listings and reported with the field and w
 found) and is dropped from the info, so ``--include-broken``, ``rla view`` and the status
 of the rest still work without it. A missing field is not a problem (older runs).
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -16,7 +17,7 @@ import math
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 #: The largest pid (Linux caps pid_max at 2**22; other systems stay below 2**31).
-MAX_PID = 2 ** 31 - 1
+MAX_PID = 2**31 - 1
 #: The largest heartbeat interval accepted (seconds; a year).
 MAX_INTERVAL_S = 365 * 24 * 3600.0
 _STATUSES = ("running", "finished", "crashed", "killed")
@@ -53,6 +54,7 @@ def _integer(low: int, high: int, optional: bool) -> Check:
         if not low <= value <= high:
             return f"expected an integer in [{low}, {high}], found {_short(value)}"
         return None
+
     return check
 
 
@@ -79,6 +81,7 @@ def _typed(*types: type) -> Check:
         if isinstance(value, types) and not (isinstance(value, bool) and bool not in types):
             return None
         return f"expected {names}, found {type(value).__name__} {_short(value)}"
+
     return check
 
 
@@ -92,15 +95,23 @@ _NONE = type(None)
 #: The checked fields of ``run.json`` (others are shown as they are, never interpreted).
 CHECKS: Dict[str, Check] = {
     "status": _status,
-    "start_time": _iso_time, "end_time": _iso_time, "heartbeat": _iso_time,
+    "start_time": _iso_time,
+    "end_time": _iso_time,
+    "heartbeat": _iso_time,
     "heartbeat_interval": _interval,
     "pid": _integer(1, MAX_PID, optional=True),
-    "exit_code": _integer(-(2 ** 31), 2 ** 31 - 1, optional=True),
-    "format_version": _integer(0, 10 ** 6, optional=True),
-    "index": _typed(str, _NONE), "task": _typed(str, _NONE), "name": _typed(str, _NONE),
-    "host": _typed(str, _NONE), "ip": _typed(str, _NONE), "parent": _typed(str, _NONE),
-    "error": _typed(str, _NONE), "command": _typed(list, str, _NONE),
-    "hyper_params": _typed(dict, _NONE), "tracked_keys": _string_list,
+    "exit_code": _integer(-(2**31), 2**31 - 1, optional=True),
+    "format_version": _integer(0, 10**6, optional=True),
+    "index": _typed(str, _NONE),
+    "task": _typed(str, _NONE),
+    "name": _typed(str, _NONE),
+    "host": _typed(str, _NONE),
+    "ip": _typed(str, _NONE),
+    "parent": _typed(str, _NONE),
+    "error": _typed(str, _NONE),
+    "command": _typed(list, str, _NONE),
+    "hyper_params": _typed(dict, _NONE),
+    "tracked_keys": _string_list,
     "git": _typed(dict, _NONE),
 }
 

@@ -5,6 +5,7 @@ number; ``None`` (a run without that name) equals only ``None`` and orders with 
 orders with nothing; values of types that cannot be compared are unequal and unordered;
 arithmetic on a non-number or a division by zero gives ``None``.
 """
+
 from __future__ import annotations
 
 import ast
@@ -62,6 +63,7 @@ def ordered(op: Callable[[Any, Any], bool]) -> Callable[[Any, Any], bool]:
             return bool(op(a, b))
         except TypeError:
             return False
+
     return compare
 
 
@@ -76,14 +78,19 @@ def contains(a: Any, b: Any) -> bool:
 COMPARE: Dict[type, Callable[[Any, Any], bool]] = {
     ast.Eq: equal,
     ast.NotEq: lambda a, b: not equal(a, b),
-    ast.Lt: ordered(operator.lt), ast.LtE: ordered(operator.le),
-    ast.Gt: ordered(operator.gt), ast.GtE: ordered(operator.ge),
-    ast.In: contains, ast.NotIn: lambda a, b: not contains(a, b),
+    ast.Lt: ordered(operator.lt),
+    ast.LtE: ordered(operator.le),
+    ast.Gt: ordered(operator.gt),
+    ast.GtE: ordered(operator.ge),
+    ast.In: contains,
+    ast.NotIn: lambda a, b: not contains(a, b),
     ast.Is: lambda a, b: a is None and b is None if (a is None or b is None) else equal(a, b),
     ast.IsNot: lambda a, b: not (a is None and b is None) if (a is None or b is None) else not equal(a, b),
 }
 ARITH: Dict[type, Callable[[Any, Any], Any]] = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
     ast.Div: operator.truediv,
 }
 
@@ -97,4 +104,5 @@ def arithmetic(op: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
             return op(na, nb)
         except ZeroDivisionError:
             return None
+
     return apply

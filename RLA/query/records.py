@@ -10,6 +10,7 @@ only, size caps, JSON depth limit) and ``run.json`` is checked field by field
 ``run.json``, ``parameter.json`` or ``progress.csv``, a field of the wrong type) is
 recorded in :attr:`RunRecord.problems`, never raised: the run is skipped and reported.
 """
+
 from __future__ import annotations
 
 import ast
@@ -22,11 +23,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from RLA.logger.readers import MAX_COLUMNS, complete_lines, frame_from_bytes
 from RLA.layout import ARCHIVE_TESTER, PROGRESS_CSV, RUN_INFO_FILE, RunLayout
+from RLA.logger.readers import MAX_COLUMNS, complete_lines, frame_from_bytes
 from RLA.naming import index_time, parse_run_name
 from RLA.query.info_schema import check_info
-from RLA.safe_read import MAX_JSON_DEPTH, UnreadableFileError, is_present, nesting_depth, read_bytes, read_json_object
+from RLA.safe_read import (
+    MAX_JSON_DEPTH,
+    UnreadableFileError,
+    is_present,
+    nesting_depth,
+    read_bytes,
+    read_json_object,
+)
 
 #: Columns of ``progress.csv`` that are axes, not metrics.
 AXIS_COLUMNS = ("time-step", "timestamp")
@@ -38,8 +46,20 @@ MAX_BACKUP_BYTES = 16 << 20
 #: columns to every query's frame (``progress.csv``: :data:`RLA.logger.readers.MAX_COLUMNS`).
 MAX_PARAMS = 10_000
 #: The ``run.json`` keys the catalog keeps (the rest is read from disk when needed).
-INFO_KEYS = ("status", "host", "ip", "pid", "start_time", "end_time", "heartbeat", "heartbeat_interval",
-             "exit_code", "parent", "task", "index")
+INFO_KEYS = (
+    "status",
+    "host",
+    "ip",
+    "pid",
+    "start_time",
+    "end_time",
+    "heartbeat",
+    "heartbeat_interval",
+    "exit_code",
+    "parent",
+    "task",
+    "index",
+)
 #: Longer values in ``backup.txt`` are kept as text.
 _MAX_LITERAL = 10_000
 _BACKUP_RE = re.compile(r"^\[BACKUP\][^:]*:\s*key:\s*(?P<key>.+?),\s*value:\s*(?P<value>.*)$")
@@ -90,7 +110,10 @@ def flatten(params: Dict[str, Any], prefix: str = "") -> Dict[str, Any]:
 def literal(text: str) -> Any:
     """Type a value written as text (``'0.001'`` -> 0.001, ``'True'`` -> True); else the text."""
     text = text.strip()
-    if len(text) > _MAX_LITERAL or nesting_depth(text.encode("utf-8", "replace"), MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+    if (
+        len(text) > _MAX_LITERAL
+        or nesting_depth(text.encode("utf-8", "replace"), MAX_JSON_DEPTH) > MAX_JSON_DEPTH
+    ):
         return text  # kept as text: typing it would recurse or take long
     try:
         return ast.literal_eval(text)
@@ -117,8 +140,11 @@ def signature_and_mtime(run: RunLayout, log_root: Optional[str] = None) -> Tuple
     log_dir = os.path.join(log_root, run.relative) if log_root is not None else os.fspath(run.log_dir)
     stats = [_stat_sig(os.path.join(log_dir, RUN_INFO_FILE)), _stat_sig(os.path.join(log_dir, PROGRESS_CSV))]
     if stats[0][0] == "-":  # legacy / synced runs: every fallback source counts
-        stats += [_stat_sig(run.code_dir / PARAMETER_FILE), _stat_sig(os.path.join(log_dir, BACKUP_FILE)),
-                  _stat_sig(run.path(ARCHIVE_TESTER))]
+        stats += [
+            _stat_sig(run.code_dir / PARAMETER_FILE),
+            _stat_sig(os.path.join(log_dir, BACKUP_FILE)),
+            _stat_sig(run.path(ARCHIVE_TESTER)),
+        ]
     return "|".join(sig for sig, _ in stats), max(mtime for _, mtime in stats)
 
 
@@ -148,8 +174,10 @@ def _load_params(run: RunLayout, record: RunRecord) -> None:
         record.params, record.param_source = flatten(info["hyper_params"]), RUN_INFO_FILE
         record.tracked = [str(k) for k in info.get("tracked_keys") or []]
         return
-    sources: List[Tuple[str, Path]] = [(PARAMETER_FILE, run.code_dir / PARAMETER_FILE),
-                                       (ARCHIVE_TESTER, run.path(ARCHIVE_TESTER))]
+    sources: List[Tuple[str, Path]] = [
+        (PARAMETER_FILE, run.code_dir / PARAMETER_FILE),
+        (ARCHIVE_TESTER, run.path(ARCHIVE_TESTER)),
+    ]
     for label, path in sources:
         try:
             data = read_json_object(path)
@@ -291,14 +319,16 @@ def read_record(run: RunLayout, sig: Optional[str] = None, full_info: bool = Tru
         sig: its :func:`signature` if already computed.
         full_info: keep all of ``run.json`` in ``info`` (else only :data:`INFO_KEYS`).
     """
-    record = RunRecord(relative=run.relative, archived=run.archived,
-                       signature=sig if sig is not None else signature(run))
+    record = RunRecord(
+        relative=run.relative, archived=run.archived, signature=sig if sig is not None else signature(run)
+    )
     try:
         read_info(run.log_dir / RUN_INFO_FILE, record)
         _load_params(run, record)
         if len(record.params) > MAX_PARAMS:
-            record.problems.append(f"{len(record.params)} hyper-parameters in {record.param_source} "
-                                   f"(at most {MAX_PARAMS})")
+            record.problems.append(
+                f"{len(record.params)} hyper-parameters in {record.param_source} (at most {MAX_PARAMS})"
+            )
             record.params = {}
         if not full_info and record.info:
             record.info = {k: record.info[k] for k in INFO_KEYS if k in record.info}
@@ -316,8 +346,7 @@ def start_time_of(run: RunLayout, info: Dict[str, Any]) -> Any:
 
     when = parse_time(info.get("start_time")) if info else None
     if when is not None:
-        return when.replace(tzinfo=None) if when.tzinfo is None else \
-            when.astimezone().replace(tzinfo=None)
+        return when.replace(tzinfo=None) if when.tzinfo is None else when.astimezone().replace(tzinfo=None)
     try:
         return index_time(run.index)
     except ValueError:

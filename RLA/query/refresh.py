@@ -14,6 +14,7 @@ One refresh (every query does one, for its scope):
    ``recheck_s`` (or all, with ``verify``) get their files ``stat``\\ ed, and are read
    again when the signature changed. Settled runs that are not due are not touched.
 """
+
 from __future__ import annotations
 
 import json
@@ -52,7 +53,7 @@ def _read_chunk(layouts: List[RunLayout]) -> List[Read]:
 
 def read_runs(layouts: Sequence[RunLayout], workers: int, progress: Optional[ProgressFn]) -> List[Read]:
     """Read runs from disk in parallel, in order; ``progress`` wraps the chunks' layouts."""
-    chunks = [list(layouts[lo:lo + _CHUNK]) for lo in range(0, len(layouts), _CHUNK)]
+    chunks = [list(layouts[lo : lo + _CHUNK]) for lo in range(0, len(layouts), _CHUNK)]
     bar = progress(iter(()), len(layouts)) if progress is not None and layouts else None
     out: List[Read] = []
     if len(layouts) < 16 or workers == 1:
@@ -86,9 +87,13 @@ def _stored_dirs(catalog: "Catalog", task: Optional[str], flags: List[bool]) -> 
     for prefix in prefixes:
         rows = catalog.conn.execute(
             "SELECT path, mtime_ns, trusted, day, CASE WHEN day IS NULL THEN names END FROM dirs "
-            "WHERE path = ? OR substr(path, 1, ?) = ?", (prefix, len(prefix) + 1, prefix + "/"))
+            "WHERE path = ? OR substr(path, 1, ?) = ?",
+            (prefix, len(prefix) + 1, prefix + "/"),
+        )
         for path, mtime, trusted, day, names in rows:
-            stored[path] = Listing(mtime, bool(trusted), json.loads(names) if names is not None else None, day)
+            stored[path] = Listing(
+                mtime, bool(trusted), json.loads(names) if names is not None else None, day
+            )
     return stored
 
 
@@ -104,8 +109,9 @@ def _day_members(catalog: "Catalog", days: List[str], listings: Dict[str, Listin
     return members
 
 
-def refresh(catalog: "Catalog", task: Optional[str], flags: List[bool], verify: bool,
-            progress: Optional[ProgressFn]) -> Dict[str, RunRecord]:
+def refresh(
+    catalog: "Catalog", task: Optional[str], flags: List[bool], verify: bool, progress: Optional[ProgressFn]
+) -> Dict[str, RunRecord]:
     """Bring the scope up to date (see the module docstring).
 
     Returns:
@@ -118,8 +124,11 @@ def refresh(catalog: "Catalog", task: Optional[str], flags: List[bool], verify: 
     gone = gone_dirs(stored, found.listings, task, flags)
     days: List[str] = sorted(found.days | {day for day in (stored[path].day for path in gone) if day})
     members = _day_members(catalog, days, found.listings)
-    known = {key for table in ("runs", "unread")
-             for (key,) in catalog.file.in_chunks(f"SELECT key FROM {table} WHERE day IN ({{}})", days)}
+    known = {
+        key
+        for table in ("runs", "unread")
+        for (key,) in catalog.file.in_chunks(f"SELECT key FROM {table} WHERE day IN ({{}})", days)
+    }
     wanted = set().union(*members.values()) if members else set()
     added = sorted(wanted - known)
     removed = sorted(known - wanted)
@@ -127,7 +136,8 @@ def refresh(catalog: "Catalog", task: Optional[str], flags: List[bool], verify: 
     fresh = read_runs(layouts, catalog.workers, progress)
     now = time.time()
     if (found.relisted or gone or added or removed) and not _write_structure(
-            catalog, stored, found.listings, found.relisted, gone, days, removed, list(zip(layouts, fresh)), now):
+        catalog, stored, found.listings, found.relisted, gone, days, removed, list(zip(layouts, fresh)), now
+    ):
         # The file stayed locked past the busy timeout: answer from a private in-memory
         # index built from the tree (correct, only slower), never from rows known stale.
         catalog.file.fall_back_to_memory()
@@ -141,40 +151,76 @@ def refresh(catalog: "Catalog", task: Optional[str], flags: List[bool], verify: 
     return damaged
 
 
-def _write_structure(catalog: "Catalog", stored: Dict[str, Listing], listings: Dict[str, Listing],
-                     relisted: Set[str], gone: List[str], days: List[str], removed: List[str],
-                     added: List[Tuple[RunLayout, Read]], now: float) -> bool:
+def _write_structure(
+    catalog: "Catalog",
+    stored: Dict[str, Listing],
+    listings: Dict[str, Listing],
+    relisted: Set[str],
+    gone: List[str],
+    days: List[str],
+    removed: List[str],
+    added: List[Tuple[RunLayout, Read]],
+    now: float,
+) -> bool:
     file = catalog.file
     if not file.begin():
         return False
     try:
         # Another process may have re-listed one of these days since we read the store:
         # our listings are then stored untrusted, so the next query lists the day again.
-        raced = {day for path, mtime, day in file.in_chunks(
-            "SELECT path, mtime_ns, day FROM dirs WHERE day IN ({})", days)
-            if path not in stored or stored[path].mtime_ns != mtime}
+        raced = {
+            day
+            for path, mtime, day in file.in_chunks(
+                "SELECT path, mtime_ns, day FROM dirs WHERE day IN ({})", days
+            )
+            if path not in stored or stored[path].mtime_ns != mtime
+        }
         conn = file.conn
-        conn.executemany("INSERT OR REPLACE INTO dirs VALUES (?, ?, ?, ?, ?)", [
-            (path, listings[path].mtime_ns, int(listings[path].trusted and listings[path].day not in raced),
-             listings[path].day, json.dumps(listings[path].names)) for path in relisted])
+        conn.executemany(
+            "INSERT OR REPLACE INTO dirs VALUES (?, ?, ?, ?, ?)",
+            [
+                (
+                    path,
+                    listings[path].mtime_ns,
+                    int(listings[path].trusted and listings[path].day not in raced),
+                    listings[path].day,
+                    json.dumps(listings[path].names),
+                )
+                for path in relisted
+            ],
+        )
         conn.executemany("DELETE FROM dirs WHERE path = ?", [(path,) for path in gone])
         if raced:
             conn.executemany("UPDATE dirs SET trusted = 0 WHERE day = ?", [(day,) for day in raced])
         conn.executemany("DELETE FROM runs WHERE key = ?", [(key,) for key in removed])
         conn.executemany("DELETE FROM unread WHERE key = ?", [(key,) for key in removed])
         good = [(layout, read) for layout, read in added if not read[2].problems]
-        conn.executemany(INSERT_RUN, [encode(layout, rec, sig, is_settled(rec, newest, time.time_ns()), now)
-                                      for layout, (sig, newest, rec) in good])
-        conn.executemany("INSERT OR REPLACE INTO unread VALUES (?, ?, ?, ?)",
-                         [unread_row(layout) for layout, read in added if read[2].problems])
+        conn.executemany(
+            INSERT_RUN,
+            [
+                encode(layout, rec, sig, is_settled(rec, newest, time.time_ns()), now)
+                for layout, (sig, newest, rec) in good
+            ],
+        )
+        conn.executemany(
+            "INSERT OR REPLACE INTO unread VALUES (?, ?, ?, ?)",
+            [unread_row(layout) for layout, read in added if read[2].problems],
+        )
         return file.commit(bool(removed or added))
     except BaseException:
         file.rollback()
         raise
 
 
-def _check_live(catalog: "Catalog", task: Optional[str], flags: List[bool], verify: bool, skip: Set[str],
-                progress: Optional[ProgressFn], now: float) -> Optional[Dict[str, RunRecord]]:
+def _check_live(
+    catalog: "Catalog",
+    task: Optional[str],
+    flags: List[bool],
+    verify: bool,
+    skip: Set[str],
+    progress: Optional[ProgressFn],
+    now: float,
+) -> Optional[Dict[str, RunRecord]]:
     """Stat the runs that may have changed; read again those whose files did.
 
     Returns:
@@ -187,9 +233,13 @@ def _check_live(catalog: "Catalog", task: Optional[str], flags: List[bool], veri
         rows = catalog.conn.execute(f"{select} WHERE {scope}", args).fetchall()
     else:  # two index lookups (runs_live): the live runs, and the settled ones due for a check
         rows = catalog.conn.execute(f"{select} WHERE settled = 0 AND {scope}", args).fetchall()
-        rows += catalog.conn.execute(f"{select} WHERE settled = 1 AND checked_at < ? AND {scope}",
-                                     (now - catalog.recheck_s,) + args).fetchall()
-    rows += [(key, None, 0, None, None) for (key,) in catalog.conn.execute(f"SELECT key FROM unread WHERE {scope}", args)]
+        rows += catalog.conn.execute(
+            f"{select} WHERE settled = 1 AND checked_at < ? AND {scope}", (now - catalog.recheck_s,) + args
+        ).fetchall()
+    rows += [
+        (key, None, 0, None, None)
+        for (key,) in catalog.conn.execute(f"SELECT key FROM unread WHERE {scope}", args)
+    ]
     now_ns = time.time_ns()
     reread: List[RunLayout] = []
     updates: List[Tuple[int, float, str]] = []
@@ -203,19 +253,28 @@ def _check_live(catalog: "Catalog", task: Optional[str], flags: List[bool], veri
             reread.append(layout)
             continue
         quiet = newest != 0 and now_ns - newest >= SETTLE_S * 1e9
-        now_settled = bool(settled) or (record is not None and is_settled(record, newest, now_ns)) \
-            or (status in _QUIET_SETTLES and quiet)  # ended (or no run.json) and quiet: see is_settled
+        now_settled = (
+            bool(settled)
+            or (record is not None and is_settled(record, newest, now_ns))
+            or (status in _QUIET_SETTLES and quiet)
+        )  # ended (or no run.json) and quiet: see is_settled
         if now_settled != bool(settled) or settled:
             updates.append((int(now_settled), now, key))
     fresh = read_runs(reread, catalog.workers, progress)
     if (reread or updates) and not _write_live(catalog, reread, fresh, updates, now):
         return None
     from RLA.query.tree import run_key
+
     return {run_key(layout): rec for layout, (_, _, rec) in zip(reread, fresh) if rec.problems}
 
 
-def _write_live(catalog: "Catalog", reread: List[RunLayout], fresh: List[Read],
-                updates: List[Tuple[int, float, str]], now: float) -> bool:
+def _write_live(
+    catalog: "Catalog",
+    reread: List[RunLayout],
+    fresh: List[Read],
+    updates: List[Tuple[int, float, str]],
+    now: float,
+) -> bool:
     file = catalog.file
     if not file.begin():
         return False

@@ -12,6 +12,7 @@ backreferences, lookarounds, and more than :data:`MAX_UNBOUNDED` unbounded quant
 (``a*a*a*a*b`` is polynomial of that degree); it matches only the first
 :data:`MAX_FALLBACK_TEXT` characters of a value.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, Iterable
@@ -70,8 +71,10 @@ def _compile_re2(re2: Any, pattern: str) -> Matcher:
     except Exception as exc:  # noqa: BLE001 - re2 raises its own error type (and TypeError)
         text = exc.args[0] if exc.args else exc
         text = text.decode("utf-8", "replace") if isinstance(text, bytes) else str(text)
-        raise UnsafePatternError(f"Bad regular expression ({text})",
-                                 "fix the pattern (RE2 syntax: no backreferences or lookarounds)") from None
+        raise UnsafePatternError(
+            f"Bad regular expression ({text})",
+            "fix the pattern (RE2 syntax: no backreferences or lookarounds)",
+        ) from None
     return lambda text: compiled.search(text) is not None
 
 
@@ -120,16 +123,19 @@ def _check_tree(parsed: Any, sre_parse: Any) -> None:
             is_repeat = op in (c.MAX_REPEAT, c.MIN_REPEAT) or op == getattr(c, "POSSESSIVE_REPEAT", None)
             if is_repeat and av[1] > 1:
                 if repeated:
-                    raise UnsafePatternError("A quantifier inside a repeated group (like '(a+)+') can "
-                                             "take exponential time", _FIX)
+                    raise UnsafePatternError(
+                        "A quantifier inside a repeated group (like '(a+)+') can take exponential time", _FIX
+                    )
                 if av[1] == c.MAXREPEAT:
                     unbounded += 1
             if op == c.BRANCH and repeated:
-                raise UnsafePatternError("An alternation inside a repeated group (like '(a|aa)*') can "
-                                         "take exponential time", "use a character class like [ab], or " + _FIX)
+                raise UnsafePatternError(
+                    "An alternation inside a repeated group (like '(a|aa)*') can take exponential time",
+                    "use a character class like [ab], or " + _FIX,
+                )
             for child in _children(op, av, c):
                 stack.append((child, repeated or (is_repeat and av[1] > 1)))
     if unbounded > MAX_UNBOUNDED:
-        raise UnsafePatternError(f"{unbounded} unbounded quantifiers (at most {MAX_UNBOUNDED} without RE2)",
-                                 _FIX)
-
+        raise UnsafePatternError(
+            f"{unbounded} unbounded quantifiers (at most {MAX_UNBOUNDED} without RE2)", _FIX
+        )

@@ -4,6 +4,7 @@
 and returns :class:`RunRow` objects; broken runs (corrupt ``run.json``/``progress.csv``)
 are reported in :attr:`Selection.skipped` and left out, the rest are still returned.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -46,6 +47,7 @@ class RunRow:
         """``running``/``finished``/``crashed``/``killed``, or ``unknown`` without run.json."""
         if self._status is None:
             from RLA.manager.run_info import effective_status
+
             self._status = effective_status(self.record.info) if self.record.info else UNKNOWN_STATUS
         return self._status
 
@@ -68,13 +70,20 @@ class RunRow:
         """The run columns (see :data:`RUN_COLUMNS`)."""
         info = self.record.info
         return {
-            "index": self.layout.index, "task": self.layout.task, "date": self.layout.date,
-            "name": self.layout.name, "record_date": self.layout.record_date,
-            "status": self.status, "host": info.get("host"),
+            "index": self.layout.index,
+            "task": self.layout.task,
+            "date": self.layout.date,
+            "name": self.layout.name,
+            "record_date": self.layout.record_date,
+            "status": self.status,
+            "host": info.get("host"),
             "ip": info.get("ip") or _name_ip(self.layout.name),
             "start_time": self.start_time.isoformat(sep=" ") if self.start_time else None,
-            "end_time": info.get("end_time"), "archived": self.layout.archived,
-            "parent": info.get("parent"), "time_step": self.record.time_step, "n_rows": self.record.n_rows,
+            "end_time": info.get("end_time"),
+            "archived": self.layout.archived,
+            "parent": info.get("parent"),
+            "time_step": self.record.time_step,
+            "n_rows": self.record.n_rows,
             "param_source": self.record.param_source,
         }
 
@@ -85,6 +94,7 @@ class RunRow:
 
 def _name_ip(name: str) -> Optional[str]:
     from RLA.naming import parse_run_name
+
     parsed = parse_run_name(name)
     return parsed.ip if parsed and parsed.ip else None
 
@@ -137,16 +147,26 @@ def parse_when(text: Union[str, _dt.date, _dt.datetime, None], end: bool = False
         except ValueError:
             continue
         if end:
-            nxt = when.replace(year=when.year + 1) if fmt == "%Y" else \
-                (when.replace(month=when.month + 1) if when.month < 12 else when.replace(year=when.year + 1, month=1))
+            nxt = (
+                when.replace(year=when.year + 1)
+                if fmt == "%Y"
+                else (
+                    when.replace(month=when.month + 1)
+                    if when.month < 12
+                    else when.replace(year=when.year + 1, month=1)
+                )
+            )
             return nxt - _dt.timedelta(microseconds=1)
         return when
     try:
         when = _dt.datetime.fromisoformat(raw)
     except ValueError:
-        raise QueryError(f"Cannot read the date {raw!r}", expected="YYYY/MM/DD, YYYY-MM-DD, "
-                         "YYYY/MM/DD/HH-MM-SS-ffffff or an ISO datetime", found=repr(raw),
-                         fix="write e.g. --since 2026/11/01") from None
+        raise QueryError(
+            f"Cannot read the date {raw!r}",
+            expected="YYYY/MM/DD, YYYY-MM-DD, YYYY/MM/DD/HH-MM-SS-ffffff or an ISO datetime",
+            found=repr(raw),
+            fix="write e.g. --since 2026/11/01",
+        ) from None
     return when.astimezone().replace(tzinfo=None) if when.tzinfo else when
 
 
@@ -172,16 +192,23 @@ def check_task(catalog: Catalog, task: str, scanned: int) -> None:
     if scanned:
         return
     from RLA.query.tree import discover
+
     tasks = sorted({run.task for run in discover(catalog.data_root, None, None).values()})
     close = difflib.get_close_matches(task, tasks, n=1)
-    raise RunNotFoundError(f"Unknown task {task!r} in {catalog.data_root}",
-                           expected=f"one of {', '.join(tasks) if tasks else '(the data root has no runs)'}",
-                           found=repr(task), fix=f"did you mean {close[0]!r}" if close else
-                           "check --task and --data-root")
+    raise RunNotFoundError(
+        f"Unknown task {task!r} in {catalog.data_root}",
+        expected=f"one of {', '.join(tasks) if tasks else '(the data root has no runs)'}",
+        found=repr(task),
+        fix=f"did you mean {close[0]!r}" if close else "check --task and --data-root",
+    )
 
 
-def _sql_filters(query: Optional[Query], statuses: List[str], since_t: Optional[_dt.datetime],
-                 until_t: Optional[_dt.datetime]) -> Tuple[str, Tuple[Any, ...]]:
+def _sql_filters(
+    query: Optional[Query],
+    statuses: List[str],
+    since_t: Optional[_dt.datetime],
+    until_t: Optional[_dt.datetime],
+) -> Tuple[str, Tuple[Any, ...]]:
     """The SQL condition selecting the candidates (a superset: Python decides exactly)."""
     from RLA.query.sqlwhere import compile_query
     from RLA.query.stored import TIME_FORMAT
@@ -205,8 +232,9 @@ def _sql_filters(query: Optional[Query], statuses: List[str], since_t: Optional[
     return " AND ".join(parts) or "1", args
 
 
-def _merged(stored: Iterable[Tuple[RunLayout, RunRecord]], damaged: List[Tuple[RunLayout, RunRecord]]
-            ) -> Iterable[Tuple[RunLayout, RunRecord]]:
+def _merged(
+    stored: Iterable[Tuple[RunLayout, RunRecord]], damaged: List[Tuple[RunLayout, RunRecord]]
+) -> Iterable[Tuple[RunLayout, RunRecord]]:
     """The stored runs and the damaged ones (include_broken), in key order."""
     from RLA.query.tree import run_key
 
@@ -221,12 +249,21 @@ def _merged(stored: Iterable[Tuple[RunLayout, RunRecord]], damaged: List[Tuple[R
     yield from queue
 
 
-def select_runs(data_root: Union[str, os.PathLike, Catalog], task: Optional[str] = None,
-                regex: Union[str, Sequence[str], None] = None, where: Union[str, Query, None] = None,
-                since: Any = None, until: Any = None, status: Union[str, Sequence[str], None] = None,
-                archived: Optional[bool] = False, include_broken: bool = False,
-                progress: Optional[ProgressFn] = None, verify: bool = False,
-                limit: Optional[int] = None, offset: int = 0) -> Selection:
+def select_runs(
+    data_root: Union[str, os.PathLike, Catalog],
+    task: Optional[str] = None,
+    regex: Union[str, Sequence[str], None] = None,
+    where: Union[str, Query, None] = None,
+    since: Any = None,
+    until: Any = None,
+    status: Union[str, Sequence[str], None] = None,
+    archived: Optional[bool] = False,
+    include_broken: bool = False,
+    progress: Optional[ProgressFn] = None,
+    verify: bool = False,
+    limit: Optional[int] = None,
+    offset: int = 0,
+) -> Selection:
     """Select runs of a data root (in index order).
 
     The catalog is refreshed for the scope, the filters are compiled to SQL over the index
@@ -257,40 +294,79 @@ def select_runs(data_root: Union[str, os.PathLike, Catalog], task: Optional[str]
     allowed = set(STATUSES) | {UNKNOWN_STATUS}
     for item in statuses:
         if item not in allowed:
-            raise QueryError(f"Unknown status {item!r}", expected=f"one of {', '.join(sorted(allowed))}",
-                             found=repr(item), fix="pick a listed status")
+            raise QueryError(
+                f"Unknown status {item!r}",
+                expected=f"one of {', '.join(sorted(allowed))}",
+                found=repr(item),
+                fix="pick a listed status",
+            )
     selectors = [regex] if isinstance(regex, str) else list(regex or [])
     own = not isinstance(data_root, Catalog)
     catalog = data_root if isinstance(data_root, Catalog) else Catalog(Path(data_root))
     try:
-        return _select(catalog, task, archived, query, selectors, since_t, until_t, statuses, include_broken,
-                       progress, verify, limit, offset)
+        return _select(
+            catalog,
+            task,
+            archived,
+            query,
+            selectors,
+            since_t,
+            until_t,
+            statuses,
+            include_broken,
+            progress,
+            verify,
+            limit,
+            offset,
+        )
     finally:
         if own:
             catalog.close()
 
 
-def _select(catalog: Catalog, task: Optional[str], archived: Optional[bool], query: Optional[Query],
-            selectors: List[str], since_t: Optional[_dt.datetime], until_t: Optional[_dt.datetime],
-            statuses: List[str], include_broken: bool, progress: Optional[ProgressFn], verify: bool,
-            limit: Optional[int], offset: int) -> Selection:
+def _select(
+    catalog: Catalog,
+    task: Optional[str],
+    archived: Optional[bool],
+    query: Optional[Query],
+    selectors: List[str],
+    since_t: Optional[_dt.datetime],
+    until_t: Optional[_dt.datetime],
+    statuses: List[str],
+    include_broken: bool,
+    progress: Optional[ProgressFn],
+    verify: bool,
+    limit: Optional[int],
+    offset: int,
+) -> Selection:
     from RLA.query.tree import layout_of
 
     damaged = catalog.refresh(task, archived, progress, verify)
     scope, scope_args = catalog.scope_sql(task, [False, True] if archived is None else [archived])
-    scanned = int(catalog.conn.execute(f"SELECT count(*) FROM runs WHERE {scope}", scope_args).fetchone()[0]) \
-        + len(damaged)
+    scanned = int(
+        catalog.conn.execute(f"SELECT count(*) FROM runs WHERE {scope}", scope_args).fetchone()[0]
+    ) + len(damaged)
     if task is not None:
         check_task(catalog, task, scanned)
     if query is not None:
         check_query_names(catalog, query, task, archived, damaged.values())
     broken = [(layout_of(catalog.data_root, key), damaged[key]) for key in sorted(damaged)]
-    result = Selection(scanned=scanned, skipped=[(layout.index, "; ".join(rec.problems)) for layout, rec in broken])
-    result.skipped += [(path, "folder name is not valid UTF-8 (copied from a machine with another locale?); "
-                        "rename it to list it") for path in catalog.undecodable]
+    result = Selection(
+        scanned=scanned, skipped=[(layout.index, "; ".join(rec.problems)) for layout, rec in broken]
+    )
+    result.skipped += [
+        (
+            path,
+            "folder name is not valid UTF-8 (copied from a machine with another locale?); "
+            "rename it to list it",
+        )
+        for path in catalog.undecodable
+    ]
     where, args = _sql_filters(query, statuses, since_t, until_t)
     exact_page = where == "1" and not selectors and not (include_broken and broken)
-    stored = catalog.fetch(task, archived, where, args, limit if exact_page else None, offset if exact_page else 0)
+    stored = catalog.fetch(
+        task, archived, where, args, limit if exact_page else None, offset if exact_page else 0
+    )
     skip = 0 if exact_page else offset
     for layout, record in _merged(stored, broken if include_broken else []):
         if limit is not None and len(result.runs) >= limit:

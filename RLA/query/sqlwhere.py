@@ -12,6 +12,7 @@ evaluator then decides those rows exactly, so the answer is the reference's, and
 usual filters only matching rows are decoded. Rows whose values SQLite cannot hold exactly
 (``exact = 0``, see :mod:`RLA.query.stored`) are always candidates.
 """
+
 from __future__ import annotations
 
 import ast
@@ -29,8 +30,16 @@ Tri = Tuple[Part, Part]
 TRUE: Part = ("1", ())
 FALSE: Part = ("0", ())
 UNKNOWN: Tri = (TRUE, FALSE)
-_SQL_OPS = {ast.Eq: "=", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
-            ast.Is: "=", ast.IsNot: "!="}
+_SQL_OPS = {
+    ast.Eq: "=",
+    ast.NotEq: "!=",
+    ast.Lt: "<",
+    ast.LtE: "<=",
+    ast.Gt: ">",
+    ast.GtE: ">=",
+    ast.Is: "=",
+    ast.IsNot: "!=",
+}
 _FLIP = {"=": "=", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 _NO_LITERAL = object()
 #: ``(condition, kind, value expression)`` branches describing a name's value per row.
@@ -81,15 +90,19 @@ def case(branches: List[Tuple[Part, Tri]]) -> Tri:
 def _param(name: str) -> Branches:
     path = f'$."{name}"'
     t, v = (f"json_type(pjson, '{path}')", ()), (f"json_extract(pjson, '{path}')", ())
-    return [((f"{t[0]} IN ('integer', 'real', 'true', 'false')", ()), "num", v),
-            ((f"{t[0]} = 'text'", ()), "text", v),
-            ((f"{t[0]} IS NULL OR {t[0]} = 'null'", ()), "none", v),
-            (TRUE, "other", v)]  # an array or an (empty) object
+    return [
+        ((f"{t[0]} IN ('integer', 'real', 'true', 'false')", ()), "num", v),
+        ((f"{t[0]} = 'text'", ()), "text", v),
+        ((f"{t[0]} IS NULL OR {t[0]} = 'null'", ()), "none", v),
+        (TRUE, "other", v),
+    ]  # an array or an (empty) object
 
 
-_COLUMNS = {"task": [(TRUE, "text", ("task", ()))],
-            "archived": [(TRUE, "num", ("archived", ()))],
-            "status": [(("status = 'running'", ()), "unknown", TRUE), (TRUE, "text", ("status", ()))]}
+_COLUMNS = {
+    "task": [(TRUE, "text", ("task", ()))],
+    "archived": [(TRUE, "num", ("archived", ()))],
+    "status": [(("status = 'running'", ()), "unknown", TRUE), (TRUE, "text", ("status", ()))],
+}
 
 
 def _number(text: str) -> Optional[float]:
@@ -115,7 +128,7 @@ def _leaf(kind: str, expr: Part, op: str, value: Any) -> Tri:
         value = _number(value)  # a number compares with text converted to a number
         if value is None:
             return missing
-    if kind == "text" or isinstance(value, int) and abs(value) > 2 ** 53:
+    if kind == "text" or isinstance(value, int) and abs(value) > 2**53:
         return UNKNOWN  # text converted by Python's float(), or beyond SQLite's exact numbers
     return exact(f"{expr[0]} {op} ?", expr[1] + (float(value) if isinstance(value, bool) else value,))
 
@@ -165,6 +178,7 @@ class _SQLCompiler:
         if not addressable(name):
             return [(TRUE, "unknown", TRUE)]
         from RLA.query.names import RUN_COLUMNS
+
         if name not in RUN_COLUMNS:
             return _param(name)
         # A hyper-parameter of the same name shadows the run column.
@@ -175,8 +189,12 @@ class _SQLCompiler:
         """Apply ``leaf(kind, expr)`` per branch (a shadowed run column: column, else parameter)."""
         if values[0][1] == "shadow":
             split = 1 + next(i for i, b in enumerate(values[1:]) if b[0] == TRUE) + 1
-            return case([(values[0][0], self.branches(values[1:split], leaf)),
-                         (TRUE, self.branches(values[split:], leaf))])
+            return case(
+                [
+                    (values[0][0], self.branches(values[1:split], leaf)),
+                    (TRUE, self.branches(values[split:], leaf)),
+                ]
+            )
         if len(values) == 1:
             return leaf(values[0][1], values[0][2])
         return case([(cond, leaf(kind, expr)) for cond, kind, expr in values])
@@ -217,11 +235,14 @@ class _SQLCompiler:
         if values is None:
             return UNKNOWN  # matches(), arithmetic ...
         if isinstance(node, ast.Call):  # bool(last('m')): logged and not zero
-            return self.branches(values, lambda kind, expr: _leaf(kind, expr, "!=", 0) if kind == "num"
-                                 else const(False))
+            return self.branches(
+                values, lambda kind, expr: _leaf(kind, expr, "!=", 0) if kind == "num" else const(False)
+            )
         # a bare name: `value is True or value == 1` (Python's ==: text is never 1)
-        return self.branches(values, lambda kind, expr: _leaf(kind, expr, "=", 1) if kind in ("num", "unknown")
-                             else const(False))
+        return self.branches(
+            values,
+            lambda kind, expr: _leaf(kind, expr, "=", 1) if kind in ("num", "unknown") else const(False),
+        )
 
 
 def _dotted(node: ast.AST) -> Optional[str]:

@@ -7,6 +7,7 @@ functions. ``exact`` says whether ``pjson`` holds the values exactly as Python s
 (no NaN/infinity, no integer beyond 2**53, no key SQLite's JSON paths cannot address); a
 row that is not exact is always handed to the Python evaluator.
 """
+
 from __future__ import annotations
 
 import json
@@ -19,7 +20,7 @@ from RLA.query.tree import run_key
 
 #: Text format of the ``start_time`` column (sorts as time; naive local time).
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
-_INT_LIMIT = 2 ** 53
+_INT_LIMIT = 2**53
 
 
 def addressable(name: str) -> bool:
@@ -73,9 +74,21 @@ def encode(layout: RunLayout, record: RunRecord, sig: str, settled: bool, checke
     pjson = json.dumps(_safe(record.params), ensure_ascii=False)
     mjson = json.dumps({k: v for k, v in record.metrics.items() if addressable(k)}, ensure_ascii=False)
     exact = exact and len(record.metrics) == len(json.loads(mjson))
-    return (key, day, layout.task, int(layout.archived), sig, int(settled), checked_at, stored_status(record),
-            start.strftime(TIME_FORMAT) if start else None, int(exact), pjson, mjson,
-            json.dumps(record.__dict__))
+    return (
+        key,
+        day,
+        layout.task,
+        int(layout.archived),
+        sig,
+        int(settled),
+        checked_at,
+        stored_status(record),
+        start.strftime(TIME_FORMAT) if start else None,
+        int(exact),
+        pjson,
+        mjson,
+        json.dumps(record.__dict__),
+    )
 
 
 def decode(text: str) -> Optional[RunRecord]:

@@ -5,6 +5,7 @@ numbers in at most 6 significant digits, ``-`` for a missing cell, long text cut
 ``…``, and columns dropped (least important first) until the table fits the width; the
 caller names what was dropped in a note.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -30,6 +31,7 @@ def is_missing(value: Any) -> bool:
         return math.isnan(value)
     try:
         import pandas as pd
+
         return bool(pd.isna(value)) if not isinstance(value, (list, tuple, dict, set)) else False
     except (TypeError, ValueError):
         return False
@@ -60,7 +62,7 @@ def cut(text: str, width: int) -> str:
     """``text`` in at most ``width`` characters (``…`` marks a cut)."""
     if len(text) <= width:
         return text
-    return text[:max(0, width - 1)] + ELLIPSIS if width > 0 else ""
+    return text[: max(0, width - 1)] + ELLIPSIS if width > 0 else ""
 
 
 @dataclass
@@ -83,8 +85,12 @@ def _fit(widths: Dict[str, int], order: List[str], width: int) -> List[str]:
     return kept
 
 
-def render_table(frame: Any, width: Optional[int] = None, priority: Optional[Sequence[str]] = None,
-                 escape: Callable[[str], str] = str) -> Table:
+def render_table(
+    frame: Any,
+    width: Optional[int] = None,
+    priority: Optional[Sequence[str]] = None,
+    escape: Callable[[str], str] = str,
+) -> Table:
     """Render ``frame`` (every column, in its order) as aligned text.
 
     Args:
@@ -112,8 +118,12 @@ def render_table(frame: Any, width: Optional[int] = None, priority: Optional[Seq
         ranked.insert(0, names[0])
     kept = set(_fit(widths, ranked, width)) if width else set(names)
     shown = [n for n in names if n in kept]  # the first column stays whole, even wider than ``width``
-    right = {n for i, n in enumerate(names) if pd.api.types.is_numeric_dtype(frame.dtypes.iloc[i])
-             and not pd.api.types.is_bool_dtype(frame.dtypes.iloc[i])}
+    right = {
+        n
+        for i, n in enumerate(names)
+        if pd.api.types.is_numeric_dtype(frame.dtypes.iloc[i])
+        and not pd.api.types.is_bool_dtype(frame.dtypes.iloc[i])
+    }
 
     def line(texts: Dict[str, str]) -> str:
         parts = [texts[n].rjust(widths[n]) if n in right else texts[n].ljust(widths[n]) for n in shown]

@@ -3,6 +3,7 @@
 Used by the query, CLI and plot tests and by ``bench/bench_query.py``; other areas may
 reuse :func:`make_run` to build fixtures without starting an experiment manager.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -26,7 +27,9 @@ def next_time() -> _dt.datetime:
     return _BASE + _dt.timedelta(seconds=next(_counter))
 
 
-def write_progress(path: Path, curves: Mapping[str, Sequence[Any]], steps: Optional[Sequence[Any]] = None) -> None:
+def write_progress(
+    path: Path, curves: Mapping[str, Sequence[Any]], steps: Optional[Sequence[Any]] = None
+) -> None:
     """Write a ``progress.csv`` with the given metric columns plus ``time-step``/``timestamp``."""
     length = max((len(v) for v in curves.values()), default=0)
     steps = list(steps) if steps is not None else list(range(length))
@@ -37,17 +40,29 @@ def write_progress(path: Path, curves: Mapping[str, Sequence[Any]], steps: Optio
         for key in keys:
             values = curves[key]
             value = values[i] if i < len(values) else ""
-            cells.append("" if value is None else repr(float(value)) if isinstance(value, float) else str(value))
+            cells.append(
+                "" if value is None else repr(float(value)) if isinstance(value, float) else str(value)
+            )
         lines.append(",".join(cells + [str(steps[i]), f"{1.8e9 + i:.3f}"]))
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def make_run(data_root: os.PathLike, task: str = "demo", params: Optional[Dict[str, Any]] = None,
-             tracked: Optional[Sequence[str]] = None, curves: Optional[Mapping[str, Sequence[Any]]] = None,
-             steps: Optional[Sequence[Any]] = None, when: Optional[_dt.datetime] = None,
-             status: str = "finished", ip: str = "10.0.0.1", style: str = "current",
-             host: Optional[str] = None, archived: bool = False, types: Sequence[str] = (LOG, CODE)) -> RunLayout:
+def make_run(
+    data_root: os.PathLike,
+    task: str = "demo",
+    params: Optional[Dict[str, Any]] = None,
+    tracked: Optional[Sequence[str]] = None,
+    curves: Optional[Mapping[str, Sequence[Any]]] = None,
+    steps: Optional[Sequence[Any]] = None,
+    when: Optional[_dt.datetime] = None,
+    status: str = "finished",
+    ip: str = "10.0.0.1",
+    style: str = "current",
+    host: Optional[str] = None,
+    archived: bool = False,
+    types: Sequence[str] = (LOG, CODE),
+) -> RunLayout:
     """Create one run on disk and return its layout.
 
     Args:
@@ -72,7 +87,8 @@ def make_run(data_root: os.PathLike, task: str = "demo", params: Optional[Dict[s
     name = format_run_name(when, ip, [(k, params.get(k)) for k in tracked])
     if style == "original":
         name = f"{when.strftime('%H-%M-%S-%f')} {ip} &" + "&".join(
-            f"{k}={sanitize_value(params.get(k))}" for k in tracked)
+            f"{k}={sanitize_value(params.get(k))}" for k in tracked
+        )
     layout = RunLayout(Path(data_root), task, when.strftime("%Y/%m/%d"), name, archived)
     for data_type in types:
         if data_type != ARCHIVE_TESTER:
@@ -81,12 +97,26 @@ def make_run(data_root: os.PathLike, task: str = "demo", params: Optional[Dict[s
     log_dir.mkdir(parents=True, exist_ok=True)
     start = when.astimezone().isoformat(timespec="microseconds")
     if style in ("current", "synced"):
-        info = {"format_version": 1, "index": layout.index, "task": task, "name": name,
-                "date": layout.date, "record_date": layout.record_date, "hyper_params": params,
-                "tracked_keys": tracked, "host": host or socket.gethostname(), "ip": ip, "pid": 1,
-                "start_time": start, "status": status, "heartbeat": start, "heartbeat_interval": 30.0,
-                "end_time": None if status == "running" else start, "parent": None,
-                "git": {"commit": "0" * 40, "branch": "main", "dirty": False}}
+        info = {
+            "format_version": 1,
+            "index": layout.index,
+            "task": task,
+            "name": name,
+            "date": layout.date,
+            "record_date": layout.record_date,
+            "hyper_params": params,
+            "tracked_keys": tracked,
+            "host": host or socket.gethostname(),
+            "ip": ip,
+            "pid": 1,
+            "start_time": start,
+            "status": status,
+            "heartbeat": start,
+            "heartbeat_interval": 30.0,
+            "end_time": None if status == "running" else start,
+            "parent": None,
+            "git": {"commit": "0" * 40, "branch": "main", "dirty": False},
+        }
         if status == "running":
             info["heartbeat"] = _dt.datetime.now().astimezone().isoformat(timespec="microseconds")
             info["pid"] = os.getpid()
@@ -94,13 +124,17 @@ def make_run(data_root: os.PathLike, task: str = "demo", params: Optional[Dict[s
     if style in ("current", "original"):
         layout.code_dir.mkdir(parents=True, exist_ok=True)
         (layout.code_dir / "parameter.json").write_text(
-            json.dumps(params, sort_keys=True, indent=4), encoding="utf-8")
+            json.dumps(params, sort_keys=True, indent=4), encoding="utf-8"
+        )
     if style in ("original", "backup"):
         lines = [f"[BACKUP] 0 : key: {k}, value: {v}" for k, v in sorted(params.items())]
         (log_dir / "backup.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
     if ARCHIVE_TESTER in types:
-        atomic_write_json(layout.archive_tester_file, {"hyper_param": params, "tracked_keys": tracked,
-                                                       "custom_data": {}, "time_step": 0}, durable=False)
+        atomic_write_json(
+            layout.archive_tester_file,
+            {"hyper_param": params, "tracked_keys": tracked, "custom_data": {}, "time_step": 0},
+            durable=False,
+        )
     if curves is not None:
         write_progress(log_dir / "progress.csv", curves, steps)
     return layout
@@ -112,6 +146,7 @@ def _edit_info(**fields: Any) -> Callable[[RunLayout], None]:
         info = json.loads(path.read_text(encoding="utf-8"))
         info.update(fields)
         path.write_text(json.dumps(info), encoding="utf-8")
+
     return edit
 
 
@@ -121,6 +156,7 @@ def _replace(name: str, make: Callable[[Path], None], where: str = "log") -> Cal
         if path.exists() or path.is_symlink():
             path.unlink()
         make(path)
+
     return edit
 
 
@@ -130,37 +166,59 @@ _DEEP = b"[" * 100_000 + b"]" * 100_000
 CRAFTED: Dict[str, Tuple[Callable[[RunLayout], None], str]] = {
     "run_json_100k_deep": (_replace("run.json", lambda p: p.write_bytes(_DEEP)), "nested more than"),
     # a run of the original project (no run.json): its hyper-parameters come from parameter.json
-    "parameter_json_100k_deep": (lambda layout: (os.unlink(layout.log_dir / "run.json"), _replace(
-        "parameter.json", lambda p: p.write_bytes(_DEEP), "code")(layout)), "parameter.json"),
+    "parameter_json_100k_deep": (
+        lambda layout: (
+            os.unlink(layout.log_dir / "run.json"),
+            _replace("parameter.json", lambda p: p.write_bytes(_DEEP), "code")(layout),
+        ),
+        "parameter.json",
+    ),
     "heartbeat_int": (_edit_info(heartbeat=5, status="running"), "'heartbeat'"),
     "interval_soon": (_edit_info(heartbeat_interval="soon", status="running"), "'heartbeat_interval'"),
-    "pid_2_70": (_edit_info(pid=2 ** 70, status="running"), "'pid'"),
+    "pid_2_70": (_edit_info(pid=2**70, status="running"), "'pid'"),
     "start_time_int": (_edit_info(start_time=5), "'start_time'"),
     "end_time_list": (_edit_info(end_time=[1]), "'end_time'"),
     "status_int": (_edit_info(status=3), "'status'"),
     "hyper_params_list": (_edit_info(hyper_params=[1, 2]), "'hyper_params'"),
-    "run_json_5000_digits": (_replace("run.json", lambda p: p.write_text('{"pid": ' + "7" * 5000 + "}")),
-                             "not valid JSON"),
+    "run_json_5000_digits": (
+        _replace("run.json", lambda p: p.write_text('{"pid": ' + "7" * 5000 + "}")),
+        "not valid JSON",
+    ),
     "run_json_binary": (_replace("run.json", lambda p: p.write_bytes(b"\x00\xff\xfe{" * 64)), "binary"),
     "run_json_symlink_passwd": (_replace("run.json", lambda p: p.symlink_to("/etc/passwd")), "symbolic link"),
     "run_json_fifo": (_replace("run.json", lambda p: os.mkfifo(p)), "FIFO"),
     "progress_fifo": (_replace("progress.csv", lambda p: os.mkfifo(p)), "FIFO"),
     "progress_directory": (_replace("progress.csv", lambda p: p.mkdir()), "directory"),
-    "progress_200kB_cell": (_replace("progress.csv", lambda p: p.write_text(
-        "return,time-step\n1.0,0\n" + "x" * 200_000 + ",1\n")), "200000 characters"),
+    "progress_200kB_cell": (
+        _replace(
+            "progress.csv", lambda p: p.write_text("return,time-step\n1.0,0\n" + "x" * 200_000 + ",1\n")
+        ),
+        "200000 characters",
+    ),
     "progress_symlink_zero": (_replace("progress.csv", lambda p: p.symlink_to("/dev/zero")), "symbolic link"),
-    "progress_binary": (_replace("progress.csv", lambda p: p.write_bytes(b"return,time-step\n\x00\x01,2\n")),
-                        "binary"),
-    "hyper_params_10001": (_edit_info(hyper_params={f"k{i}": i for i in range(10_001)}),
-                           "10001 hyper-parameters"),
-    "progress_10001_columns": (_replace("progress.csv", lambda p: p.write_text(
-        ",".join(f"c{i}" for i in range(10_000)) + ",time-step\n" + ",".join(["1"] * 10_001) + "\n")),
-        "10001 columns"),
+    "progress_binary": (
+        _replace("progress.csv", lambda p: p.write_bytes(b"return,time-step\n\x00\x01,2\n")),
+        "binary",
+    ),
+    "hyper_params_10001": (
+        _edit_info(hyper_params={f"k{i}": i for i in range(10_001)}),
+        "10001 hyper-parameters",
+    ),
+    "progress_10001_columns": (
+        _replace(
+            "progress.csv",
+            lambda p: p.write_text(
+                ",".join(f"c{i}" for i in range(10_000)) + ",time-step\n" + ",".join(["1"] * 10_001) + "\n"
+            ),
+        ),
+        "10001 columns",
+    ),
 }
 
 
-def make_crafted_runs(data_root: os.PathLike, task: str = "crafted",
-                      names: Optional[Sequence[str]] = None) -> Tuple[List[RunLayout], Dict[str, RunLayout]]:
+def make_crafted_runs(
+    data_root: os.PathLike, task: str = "crafted", names: Optional[Sequence[str]] = None
+) -> Tuple[List[RunLayout], Dict[str, RunLayout]]:
     """Three good runs and one damaged run per :data:`CRAFTED` entry, all in ``task``.
 
     The good runs log ``return`` and have ``kind='good'``; the damaged ones ``kind=<name>``.
@@ -168,12 +226,19 @@ def make_crafted_runs(data_root: os.PathLike, task: str = "crafted",
     Returns:
         ``(good runs, {name: damaged run})``.
     """
-    good = [make_run(data_root, task=task, params={"kind": "good", "seed": i}, curves={"return": [0.0, 1.0 + i]})
-            for i in range(3)]
+    good = [
+        make_run(data_root, task=task, params={"kind": "good", "seed": i}, curves={"return": [0.0, 1.0 + i]})
+        for i in range(3)
+    ]
     bad: Dict[str, RunLayout] = {}
     for name in names if names is not None else list(CRAFTED):
-        layout = make_run(data_root, task=task, params={"kind": name, "seed": 0}, curves={"return": [0.0, 2.0]},
-                          tracked=["seed"])
+        layout = make_run(
+            data_root,
+            task=task,
+            params={"kind": name, "seed": 0},
+            curves={"return": [0.0, 2.0]},
+            tracked=["seed"],
+        )
         CRAFTED[name][0](layout)
         bad[name] = layout
     return good, bad

@@ -10,6 +10,7 @@ as git's "racy index" check): a listing is only trusted when it was taken more t
 its listing is listed again next time. New, deleted, archived and moved runs are therefore
 always seen.
 """
+
 from __future__ import annotations
 
 import os
@@ -18,8 +19,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Set, Tuple
 
+from RLA.layout import (
+    ARCHIVE,
+    ARCHIVE_TESTER,
+    DATA_TYPES,
+    RunLayout,
+    check_task,
+    day_of,
+    run_name_of,
+    type_root,
+)
 from RLA.safe_paths import no_symlink_between
-from RLA.layout import ARCHIVE, ARCHIVE_TESTER, DATA_TYPES, RunLayout, check_task, day_of, run_name_of, type_root
 
 #: Data types whose presence makes a run: every one, so that a run left with only its
 #: ``results/`` (a fragment) is still listed, and can be deleted or repaired.
@@ -91,11 +101,15 @@ def _scan(path: str, data_type: Optional[str]) -> Optional[Tuple[int, List[str],
             for entry in entries:
                 if not _decodable(entry.name):
                     if not entry.name.startswith("."):
-                        bad.append(entry.name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"))
+                        bad.append(
+                            entry.name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+                        )
                     continue
                 if data_type is not None:
                     name = run_name_of(entry.name, data_type)
-                    if name is not None and (entry.is_file() if data_type == ARCHIVE_TESTER else entry.is_dir()):
+                    if name is not None and (
+                        entry.is_file() if data_type == ARCHIVE_TESTER else entry.is_dir()
+                    ):
                         names.append(name)
                 elif not entry.name.startswith(".") and entry.is_dir(follow_symlinks=False):
                     names.append(entry.name)  # as os.walk: no descent into links
@@ -117,8 +131,9 @@ def store_path(data_type: str, archived: bool, rel: str) -> str:
     return f"{base}/{rel}" if rel else base
 
 
-def walk(data_root: Path, stored: Dict[str, Listing], task: Optional[str], flags: List[bool],
-         full: bool = False) -> Walk:
+def walk(
+    data_root: Path, stored: Dict[str, Listing], task: Optional[str], flags: List[bool], full: bool = False
+) -> Walk:
     """Walk the data types' folders of ``task`` (all tasks when None) for the ``flags``
     (False active, True archived), reusing ``stored`` listings whose mtime is unchanged.
 
@@ -141,8 +156,15 @@ def walk(data_root: Path, stored: Dict[str, Listing], task: Optional[str], flags
     return result
 
 
-def _walk_type(data_type: str, archived: bool, base: str, start: str, stored: Dict[str, Listing],
-               full: bool, result: Walk) -> None:
+def _walk_type(
+    data_type: str,
+    archived: bool,
+    base: str,
+    start: str,
+    stored: Dict[str, Listing],
+    full: bool,
+    result: Walk,
+) -> None:
     stack: List[str] = [start]
     while stack:
         rel = stack.pop()
@@ -156,8 +178,13 @@ def _walk_type(data_type: str, archived: bool, base: str, start: str, stored: Di
             if old is not None and day_key:
                 result.days.add(day_key)
             continue
-        if old is not None and old.trusted and old.mtime_ns == mtime and not full \
-                and (old.names is not None or day_key):
+        if (
+            old is not None
+            and old.trusted
+            and old.mtime_ns == mtime
+            and not full
+            and (old.names is not None or day_key)
+        ):
             listing = old
         else:
             listed_at = time.time_ns()
@@ -169,7 +196,9 @@ def _walk_type(data_type: str, archived: bool, base: str, start: str, stored: Di
             # A change in the same timestamp tick as the listing would leave the mtime as it
             # is: such a listing is used once and taken again next time.
             # A folder holding undecodable names is never trusted: listed (and reported) every time.
-            listing = Listing(scanned[0], listed_at - scanned[0] > RACY_NS and not scanned[2], scanned[1], day_key)
+            listing = Listing(
+                scanned[0], listed_at - scanned[0] > RACY_NS and not scanned[2], scanned[1], day_key
+            )
             prefix = ("arc:" if archived else "") + (f"{rel}/" if rel else "")
             result.undecodable.update(prefix + name for name in scanned[2])
             result.relisted.add(key)
@@ -183,16 +212,21 @@ def _walk_type(data_type: str, archived: bool, base: str, start: str, stored: Di
             stack.extend(f"{rel}/{name}" if rel else name for name in reversed(listing.names or []))
 
 
-def gone_dirs(stored: Dict[str, Listing], seen: Dict[str, Listing], task: Optional[str],
-              flags: List[bool]) -> List[str]:
+def gone_dirs(
+    stored: Dict[str, Listing], seen: Dict[str, Listing], task: Optional[str], flags: List[bool]
+) -> List[str]:
     """Stored directories in scope that the walk no longer reached (removed, or below one)."""
     prefixes = [store_path(t, flag, task or "") for flag in flags for t in DISCOVERY_TYPES]
-    return [path for path in stored if path not in seen
-            and any(path == p or path.startswith(p + "/") for p in prefixes)]
+    return [
+        path
+        for path in stored
+        if path not in seen and any(path == p or path.startswith(p + "/") for p in prefixes)
+    ]
 
 
-def discover(data_root: os.PathLike, task: Optional[str] = None,
-             archived: Optional[bool] = False) -> Dict[str, RunLayout]:
+def discover(
+    data_root: os.PathLike, task: Optional[str] = None, archived: Optional[bool] = False
+) -> Dict[str, RunLayout]:
     """Every run on disk (by :func:`run_key`, in key order), listing the whole tree (no index).
 
     Args:

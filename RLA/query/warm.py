@@ -14,12 +14,13 @@ run's files is therefore seen at once with ``verify=True`` (``rla list --verify`
 tables, name lists), valid while the index's generation is unchanged; ``WARM.reset()``
 forgets it.
 """
+
 from __future__ import annotations
 
 import os
 import threading
-from collections import OrderedDict
 import time
+from collections import OrderedDict
 from typing import Any, Callable, Optional, Tuple
 
 from RLA.manager.run_info import CRASHED, FINISHED, KILLED
@@ -44,6 +45,7 @@ def is_settled(record: RunRecord, newest_mtime_ns: int, now_ns: int) -> bool:
     if record.info.get("status") in _ENDED:
         return True
     from RLA.manager.run_info import effective_status
+
     return effective_status(record.info) in _ENDED
 
 
@@ -54,8 +56,14 @@ class WarmCaches:
         self._roots: "OrderedDict[str, OrderedDict[Any, Tuple[int, Any, float]]]" = OrderedDict()
         self._lock = threading.Lock()
 
-    def cached(self, data_root: os.PathLike, key: Any, generation: int, build: Callable[[], Any],
-               max_age: Optional[Callable[[Any], Optional[float]]] = None) -> Any:
+    def cached(
+        self,
+        data_root: os.PathLike,
+        key: Any,
+        generation: int,
+        build: Callable[[], Any],
+        max_age: Optional[Callable[[Any], Optional[float]]] = None,
+    ) -> Any:
         """``build()``, memoised while the index's ``generation`` stays the same.
 
         Args:

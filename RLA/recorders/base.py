@@ -4,6 +4,7 @@ Files are written to a temp name and then published: replacing an existing file 
 ``cover=True``, or created exclusively (``os.link``) when ``cover=False``, so an existing
 result is never overwritten, even by a concurrent writer.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -18,20 +19,32 @@ from RLA.errors import RLAError
 PathLike = Union[str, "os.PathLike[str]"]
 
 
-def result_path(results_dir: Optional[PathLike], name: str, step: Optional[int], add_timestamp: bool = True,
-                default_ext: str = "") -> Path:
+def result_path(
+    results_dir: Optional[PathLike],
+    name: str,
+    step: Optional[int],
+    add_timestamp: bool = True,
+    default_ext: str = "",
+) -> Path:
     """``<results_dir>/<dirs>/<step>-<basename><ext>`` (no step prefix when ``add_timestamp`` is False).
 
     Raises:
         RLAError: no results directory (no run created yet) or an unsafe name.
     """
     if results_dir is None:
-        raise RLAError("No results directory to record into", expected="a run (exp_manager.log_files_gen()) "
-                       "or an explicit results_dir", found="results_dir=None",
-                       fix="call exp_manager.log_files_gen() first")
+        raise RLAError(
+            "No results directory to record into",
+            expected="a run (exp_manager.log_files_gen()) or an explicit results_dir",
+            found="results_dir=None",
+            fix="call exp_manager.log_files_gen() first",
+        )
     if not name or Path(name).is_absolute() or ".." in Path(name).parts:
-        raise RLAError("Bad result name", expected="a relative name such as 'curves' or 'eval/return.png'",
-                       found=repr(name), fix="use a name inside the results directory")
+        raise RLAError(
+            "Bad result name",
+            expected="a relative name such as 'curves' or 'eval/return.png'",
+            found=repr(name),
+            fix="use a name inside the results directory",
+        )
     rel = Path(name)
     base = rel.name if rel.suffix else rel.name + default_ext
     if add_timestamp:
@@ -61,8 +74,11 @@ def publish(path: Path, cover: bool) -> Iterator[Optional[Path]]:
             try:
                 os.link(tmp, path)  # exclusive: fails if someone created it meanwhile
             except FileExistsError:
-                warnings.warn(f"{path} appeared meanwhile and cover=False: not overwritten", RuntimeWarning,
-                              stacklevel=4)
+                warnings.warn(
+                    f"{path} appeared meanwhile and cover=False: not overwritten",
+                    RuntimeWarning,
+                    stacklevel=4,
+                )
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)

@@ -1,4 +1,5 @@
 """Matplotlib figures saved into a run's results folder (``<time-step>-<name>.png``)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -21,22 +22,43 @@ def _figure_to_save(fig: Any) -> Any:
     if fig is not None:
         return fig
     if not plt.get_fignums():
-        raise RecorderError("No figure to save: no matplotlib figure is open",
-                            expected="a figure drawn before save(), or save(name, fig=...)",
-                            found="no open figure (pretty_plot_wrapper saves and closes its own figure)",
-                            fix="draw first (plt.plot(...)) and then call save, or pass fig=")
+        raise RecorderError(
+            "No figure to save: no matplotlib figure is open",
+            expected="a figure drawn before save(), or save(name, fig=...)",
+            found="no open figure (pretty_plot_wrapper saves and closes its own figure)",
+            fix="draw first (plt.plot(...)) and then call save, or pass fig=",
+        )
     fig = plt.gcf()
-    drawn = (fig.axes, fig.texts, fig.images, fig.lines, fig.patches, fig.artists, fig.legends,
-             getattr(fig, "subfigs", []))
+    drawn = (
+        fig.axes,
+        fig.texts,
+        fig.images,
+        fig.lines,
+        fig.patches,
+        fig.artists,
+        fig.legends,
+        getattr(fig, "subfigs", []),
+    )
     if not any(drawn):
-        raise RecorderError("The current figure is empty", expected="a figure with axes or artists",
-                            found=f"{fig!r} with nothing drawn", fix="plot into it before saving it, or pass fig=")
+        raise RecorderError(
+            "The current figure is empty",
+            expected="a figure with axes or artists",
+            found=f"{fig!r} with nothing drawn",
+            fix="plot into it before saving it, or pass fig=",
+        )
     return fig
 
 
-def save_figure(results_dir: Optional[PathLike], name: str, fig: Any = None, step: Optional[int] = None,
-                cover: bool = False, add_timestamp: bool = True, close: bool = False, **savefig_kw: Any
-                ) -> Optional[Path]:
+def save_figure(
+    results_dir: Optional[PathLike],
+    name: str,
+    fig: Any = None,
+    step: Optional[int] = None,
+    cover: bool = False,
+    add_timestamp: bool = True,
+    close: bool = False,
+    **savefig_kw: Any,
+) -> Optional[Path]:
     """Save ``fig`` (default: the current figure) as ``<results_dir>/<step>-<name>``.
 
     The format comes from the name's extension (``.png`` when there is none).
@@ -62,11 +84,23 @@ def save_figure(results_dir: Optional[PathLike], name: str, fig: Any = None, ste
     return path
 
 
-def pretty_plot(results_dir: Optional[PathLike], name: str, plot_func: Callable[..., Any],
-                step: Optional[int] = None, cover: bool = False, legend_outside: bool = False, xlabel: str = "",
-                ylabel: str = "", title: str = "", add_timestamp: bool = True, close: bool = True,
-                *args: Any, pretty: bool = False, savefig_kw: Optional[Mapping[str, Any]] = None,
-                **kwargs: Any) -> Optional[Path]:
+def pretty_plot(
+    results_dir: Optional[PathLike],
+    name: str,
+    plot_func: Callable[..., Any],
+    step: Optional[int] = None,
+    cover: bool = False,
+    legend_outside: bool = False,
+    xlabel: str = "",
+    ylabel: str = "",
+    title: str = "",
+    add_timestamp: bool = True,
+    close: bool = True,
+    *args: Any,
+    pretty: bool = False,
+    savefig_kw: Optional[Mapping[str, Any]] = None,
+    **kwargs: Any,
+) -> Optional[Path]:
     """Draw with ``plot_func(*args, **kwargs)`` on a fresh figure, add labels/legend/grid, and save it.
 
     ``pretty`` uses larger fonts (labels 18, ticks 14, title 13); ``savefig_kw`` goes to
@@ -94,7 +128,9 @@ def pretty_plot(results_dir: Optional[PathLike], name: str, plot_func: Callable[
     ax.grid(True)
     options = {"bbox_inches": "tight", **dict(savefig_kw or {})}
     try:
-        return save_figure(results_dir, name, fig, step=step, cover=cover, add_timestamp=add_timestamp, **options)
+        return save_figure(
+            results_dir, name, fig, step=step, cover=cover, add_timestamp=add_timestamp, **options
+        )
     finally:
         if close:
             plt.close(fig)

@@ -1,4 +1,5 @@
 """Images (numpy arrays) saved as PNG into a run's results folder, optionally to TensorBoard."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -24,8 +25,12 @@ def to_uint8_image(img: Any) -> np.ndarray:
     if arr.ndim == 3 and arr.shape[-1] == 1:
         arr = arr[..., 0]
     if arr.ndim not in (2, 3) or (arr.ndim == 3 and arr.shape[-1] not in (3, 4)) or arr.size == 0:
-        raise RLAError("Not an image", expected="an HxW, HxWx3 or HxWx4 array (or CxHxW)",
-                       found=f"shape {arr.shape}", fix="pass one frame as a numpy array")
+        raise RLAError(
+            "Not an image",
+            expected="an HxW, HxWx3 or HxWx4 array (or CxHxW)",
+            found=f"shape {arr.shape}",
+            fix="pass one frame as a numpy array",
+        )
     if arr.dtype == np.uint8:
         return arr
     if arr.dtype == bool:
@@ -35,9 +40,16 @@ def to_uint8_image(img: Any) -> np.ndarray:
     return np.clip(arr, 0, 255).astype(np.uint8)
 
 
-def save_image(results_dir: Optional[PathLike], name: str, img: Any, step: Optional[int] = None,
-               cover: bool = False, add_timestamp: bool = True, tb_writer: Any = None,
-               tag: Optional[str] = None) -> Optional[Path]:
+def save_image(
+    results_dir: Optional[PathLike],
+    name: str,
+    img: Any,
+    step: Optional[int] = None,
+    cover: bool = False,
+    add_timestamp: bool = True,
+    tb_writer: Any = None,
+    tag: Optional[str] = None,
+) -> Optional[Path]:
     """Save ``img`` as ``<results_dir>/<step>-<name>.png`` (Pillow through imageio, no OpenCV).
 
     Args:
@@ -51,8 +63,9 @@ def save_image(results_dir: Optional[PathLike], name: str, img: Any, step: Optio
     frame = to_uint8_image(img)
     path = result_path(results_dir, name, step, add_timestamp, default_ext=".png")
     if tb_writer is not None:
-        tb_writer.add_image(tag or Path(name).stem, frame, global_step=step,
-                            dataformats="HW" if frame.ndim == 2 else "HWC")
+        tb_writer.add_image(
+            tag or Path(name).stem, frame, global_step=step, dataformats="HW" if frame.ndim == 2 else "HWC"
+        )
     with publish(path, cover) as tmp:
         if tmp is None:
             return None

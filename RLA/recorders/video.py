@@ -1,4 +1,5 @@
 """Videos (frame arrays) saved as mp4/gif into a run's results folder and to TensorBoard."""
+
 from __future__ import annotations
 
 import io
@@ -21,14 +22,22 @@ def to_frames(frames: Any) -> np.ndarray:
     else:
         items = list(frames)
     if not items:
-        raise RLAError("A video needs frames", expected="at least one HxWx3 frame", found="no frames",
-                       fix="collect env.render() outputs first")
+        raise RLAError(
+            "A video needs frames",
+            expected="at least one HxWx3 frame",
+            found="no frames",
+            fix="collect env.render() outputs first",
+        )
     out = [to_uint8_image(f) for f in items]
     out = [np.stack([f] * 3, axis=-1) if f.ndim == 2 else f[..., :3] for f in out]
     shapes = {f.shape for f in out}
     if len(shapes) != 1:
-        raise RLAError("Video frames differ in size", expected="frames of one shape",
-                       found=f"shapes {sorted(shapes)[:3]}", fix="resize or crop the frames to one shape")
+        raise RLAError(
+            "Video frames differ in size",
+            expected="frames of one shape",
+            found=f"shapes {sorted(shapes)[:3]}",
+            fix="resize or crop the frames to one shape",
+        )
     return np.stack(out)
 
 
@@ -41,21 +50,34 @@ def encode_gif(frames: np.ndarray, fps: float) -> bytes:
     return buf.getvalue()
 
 
-def add_video_to_tensorboard(tb_writer: Any, tag: str, frames: np.ndarray, fps: float, step: Optional[int]) -> None:
+def add_video_to_tensorboard(
+    tb_writer: Any, tag: str, frames: np.ndarray, fps: float, step: Optional[int]
+) -> None:
     """Add the frames as an animated image, as ``SummaryWriter.add_video`` does, without moviepy."""
     from tensorboardX.proto.summary_pb2 import Summary
 
     _, height, width, channels = frames.shape
-    image = Summary.Image(height=height, width=width, colorspace=channels,
-                          encoded_image_string=encode_gif(frames, fps))
+    image = Summary.Image(
+        height=height, width=width, colorspace=channels, encoded_image_string=encode_gif(frames, fps)
+    )
     summary = Summary(value=[Summary.Value(tag=tag, image=image)])
-    file_writer = tb_writer._get_file_writer() if hasattr(tb_writer, "_get_file_writer") else tb_writer.file_writer
+    file_writer = (
+        tb_writer._get_file_writer() if hasattr(tb_writer, "_get_file_writer") else tb_writer.file_writer
+    )
     file_writer.add_summary(summary, step)
 
 
-def save_video(results_dir: Optional[PathLike], name: str, frames: Any, fps: float = 30.0,
-               step: Optional[int] = None, cover: bool = False, add_timestamp: bool = True,
-               tb_writer: Any = None, tag: Optional[str] = None) -> Optional[Path]:
+def save_video(
+    results_dir: Optional[PathLike],
+    name: str,
+    frames: Any,
+    fps: float = 30.0,
+    step: Optional[int] = None,
+    cover: bool = False,
+    add_timestamp: bool = True,
+    tb_writer: Any = None,
+    tag: Optional[str] = None,
+) -> Optional[Path]:
     """Save frames as ``<results_dir>/<step>-<name>.mp4`` (or ``.gif`` by the name's extension).
 
     Args:
@@ -74,8 +96,12 @@ def save_video(results_dir: Optional[PathLike], name: str, frames: Any, fps: flo
     video = to_frames(frames)
     path = result_path(results_dir, name, step, add_timestamp, default_ext=".mp4")
     if path.suffix.lower() not in FORMATS:
-        raise RLAError("Unknown video format", expected=" or ".join(FORMATS), found=path.suffix,
-                       fix="name the video '<name>.mp4' or '<name>.gif'")
+        raise RLAError(
+            "Unknown video format",
+            expected=" or ".join(FORMATS),
+            found=path.suffix,
+            fix="name the video '<name>.mp4' or '<name>.gif'",
+        )
     if tb_writer is not None:
         add_video_to_tensorboard(tb_writer, tag or Path(name).stem, video, fps, step)
     with publish(path, cover) as tmp:
@@ -87,15 +113,31 @@ def save_video(results_dir: Optional[PathLike], name: str, frames: Any, fps: flo
             try:
                 import imageio_ffmpeg  # noqa: F401
             except ImportError as exc:
-                raise BackendNotInstalledError("mp4 videos need imageio-ffmpeg", expected="imageio_ffmpeg importable",
-                                               found=str(exc), fix="pip install imageio-ffmpeg, or save a .gif") from exc
+                raise BackendNotInstalledError(
+                    "mp4 videos need imageio-ffmpeg",
+                    expected="imageio_ffmpeg importable",
+                    found=str(exc),
+                    fix="pip install imageio-ffmpeg, or save a .gif",
+                ) from exc
             # H.264 in yuv420p needs even sizes: pad one edge row/column instead of resizing.
             pad_h, pad_w = video.shape[1] % 2, video.shape[2] % 2
             if pad_h or pad_w:
                 video = np.pad(video, ((0, 0), (0, pad_h), (0, pad_w), (0, 0)), mode="edge")
-            iio.imwrite(tmp, video, extension=".mp4", fps=fps, codec="libx264", macro_block_size=1,
-                        pixelformat="yuv420p", plugin="FFMPEG")
+            iio.imwrite(
+                tmp,
+                video,
+                extension=".mp4",
+                fps=fps,
+                codec="libx264",
+                macro_block_size=1,
+                pixelformat="yuv420p",
+                plugin="FFMPEG",
+            )
             if tmp.stat().st_size == 0:  # ffmpeg failures are reported on its stderr only
-                raise RLAError("ffmpeg wrote no video", expected="an mp4 file", found=f"an empty file for {path}",
-                               fix="check the ffmpeg messages above, or save a .gif")
+                raise RLAError(
+                    "ffmpeg wrote no video",
+                    expected="an mp4 file",
+                    found=f"an empty file for {path}",
+                    fix="check the ffmpeg messages above, or save a .gif",
+                )
     return path

@@ -1,4 +1,5 @@
 """``ReplayBuffer``: a transition ring buffer with a schema, per-env episodes and samplers."""
+
 from __future__ import annotations
 
 import threading
@@ -14,8 +15,7 @@ from RLA.replay_buffer.schema import FLAG_LAST, Schema, to_numpy, to_torch, unfl
 from RLA.replay_buffer.storage.base import Storage, make_storage
 
 #: Fields whose truth ends the episode of their env (any that the schema declares).
-DEFAULT_DONE_KEYS = ("done", "terminated", "truncated", "next.done", "next.terminated",
-                     "next.truncated")
+DEFAULT_DONE_KEYS = ("done", "terminated", "truncated", "next.done", "next.terminated", "next.truncated")
 
 
 class ReplayBuffer:
@@ -40,15 +40,29 @@ class ReplayBuffer:
             tensors were added.
     """
 
-    def __init__(self, capacity: int, schema: Optional[Mapping[str, Any] | Schema] = None,
-                 sampler: str = "uniform", sampler_options: Optional[Dict[str, Any]] = None,
-                 storage: str = "ram", storage_options: Optional[Dict[str, Any]] = None,
-                 num_envs: int = 1, seed: Optional[int] = 0,
-                 done_keys: Optional[Sequence[str]] = None, rank: int = 0, world_size: int = 1,
-                 segment_bytes: int = 4 << 20, return_torch: Optional[bool] = None) -> None:
+    def __init__(
+        self,
+        capacity: int,
+        schema: Optional[Mapping[str, Any] | Schema] = None,
+        sampler: str = "uniform",
+        sampler_options: Optional[Dict[str, Any]] = None,
+        storage: str = "ram",
+        storage_options: Optional[Dict[str, Any]] = None,
+        num_envs: int = 1,
+        seed: Optional[int] = 0,
+        done_keys: Optional[Sequence[str]] = None,
+        rank: int = 0,
+        world_size: int = 1,
+        segment_bytes: int = 4 << 20,
+        return_torch: Optional[bool] = None,
+    ) -> None:
         if int(capacity) < 1:
-            raise ReplayBufferError("capacity must be positive", expected=">= 1",
-                                    found=str(capacity), fix="pass capacity=1 or more")
+            raise ReplayBufferError(
+                "capacity must be positive",
+                expected=">= 1",
+                found=str(capacity),
+                fix="pass capacity=1 or more",
+            )
         self._capacity = int(capacity)
         self.sampler_kind = sampler
         self.sampler_options = dict(sampler_options or {})
@@ -98,9 +112,11 @@ class ReplayBuffer:
         return self.episodes.num_envs
 
     def __repr__(self) -> str:
-        return (f"ReplayBuffer(len={self._size}, capacity={self._capacity}, "
-                f"cursor={self._cursor}, sampler={self.sampler_kind!r}, "
-                f"storage={self.storage_kind!r})")
+        return (
+            f"ReplayBuffer(len={self._size}, capacity={self._capacity}, "
+            f"cursor={self._cursor}, sampler={self.sampler_kind!r}, "
+            f"storage={self.storage_kind!r})"
+        )
 
     def _allocate(self, schema: Schema) -> None:
         self.schema = schema
@@ -116,9 +132,12 @@ class ReplayBuffer:
             if key in arrays:
                 done |= arrays[key].reshape(n, -1).astype(bool).any(axis=1)
             elif self.done_keys is not None:
-                raise ReplayBufferError(f"done key {key!r} is not a field",
-                                        expected=f"one of {sorted(arrays)}", found=repr(key),
-                                        fix="fix done_keys")
+                raise ReplayBufferError(
+                    f"done key {key!r} is not a field",
+                    expected=f"one of {sorted(arrays)}",
+                    found=repr(key),
+                    fix="fix done_keys",
+                )
         return done
 
     def _env_ids(self, env_ids: Any, n: int) -> np.ndarray:
@@ -128,14 +147,21 @@ class ReplayBuffer:
             if n == self.num_envs:
                 return np.arange(n, dtype=np.int64)
             raise ReplayBufferError(
-                "env_ids are required when num_envs > 1", expected=f"{n} env ids",
-                found="env_ids=None", fix="pass env_ids with one id per item")
+                "env_ids are required when num_envs > 1",
+                expected=f"{n} env ids",
+                found="env_ids=None",
+                fix="pass env_ids with one id per item",
+            )
         ids = to_numpy(env_ids).astype(np.int64).reshape(-1)
         if ids.size == 1 and n != 1:
             ids = np.full(n, ids[0], dtype=np.int64)
         if ids.size != n:
-            raise ReplayBufferError("env_ids do not match the batch", expected=f"{n} ids",
-                                    found=f"{ids.size} ids", fix="pass one env id per item")
+            raise ReplayBufferError(
+                "env_ids do not match the batch",
+                expected=f"{n} ids",
+                found=f"{ids.size} ids",
+                fix="pass one env id per item",
+            )
         return ids
 
     # ----------------------------------------------------------------- writing
@@ -172,9 +198,9 @@ class ReplayBuffer:
             first = min(m, self._capacity - self._cursor)
             for name, value in values.items():
                 dest = self.storage.arrays[name]
-                dest[self._cursor:self._cursor + first] = value[:first]
+                dest[self._cursor : self._cursor + first] = value[:first]
                 if first < m:
-                    dest[:m - first] = value[first:]
+                    dest[: m - first] = value[first:]
             self.chunk_ver[chunks] += 1
             self._cursor = (self._cursor + m) % self._capacity
             self._size = min(self._capacity, self._size + m)
@@ -201,9 +227,12 @@ class ReplayBuffer:
     def _check_indices(self, indices: Any) -> np.ndarray:
         idx = to_numpy(indices).astype(np.int64)
         if idx.size and (idx.min() < 0 or idx.max() >= self._size):
-            raise ReplayBufferError("Index out of range", expected=f"0 <= index < {self._size}",
-                                    found=f"[{idx.min()}, {idx.max()}]",
-                                    fix="use indices returned by sample() or below len(buffer)")
+            raise ReplayBufferError(
+                "Index out of range",
+                expected=f"0 <= index < {self._size}",
+                found=f"[{idx.min()}, {idx.max()}]",
+                fix="use indices returned by sample() or below len(buffer)",
+            )
         return idx
 
     def _out(self, value: np.ndarray) -> Any:
@@ -243,23 +272,30 @@ class ReplayBuffer:
             self.sampler.update_priority(idx, to_numpy(priorities))
 
     # ----------------------------------------------------------------- snapshots
-    def dumps(self, path: Any, incremental: bool = True, rank: Optional[int] = None,
-              world_size: Optional[int] = None, **options: Any) -> Any:
+    def dumps(
+        self,
+        path: Any,
+        incremental: bool = True,
+        rank: Optional[int] = None,
+        world_size: Optional[int] = None,
+        **options: Any,
+    ) -> Any:
         """Write an atomic snapshot into the store ``path``; returns the snapshot directory.
 
         See :func:`RLA.replay_buffer.snapshot.save.save_buffer` for the options
         (``snapshot_id``, ``keep_last``, ``durable``, ``group``, ``barrier_timeout``...).
         """
         from RLA.replay_buffer.snapshot.save import save_buffer
+
         self._check_open()
         self._raise_pending()
-        return save_buffer(self, path, incremental=incremental, rank=rank,
-                           world_size=world_size, **options)
+        return save_buffer(self, path, incremental=incremental, rank=rank, world_size=world_size, **options)
 
     def dumps_async(self, path: Any, incremental: bool = True, **options: Any) -> Any:
         """Start a point-in-time snapshot in a background thread; returns a handle with
         ``wait()`` (which re-raises any error). One save runs at a time."""
         from RLA.replay_buffer.snapshot.async_save import start_async_save
+
         self._check_open()
         self._raise_pending()
         handle = start_async_save(self, path, incremental=incremental, **options)
@@ -274,6 +310,7 @@ class ReplayBuffer:
         On any error the buffer is left unchanged.
         """
         from RLA.replay_buffer.snapshot.load import load_buffer
+
         self._check_open()
         self._raise_pending()
         return load_buffer(self, path, **options)
@@ -286,8 +323,12 @@ class ReplayBuffer:
     # ----------------------------------------------------------------- lifecycle
     def _check_open(self) -> None:
         if self.closed:
-            raise ReplayBufferError("The replay buffer is closed", expected="an open buffer",
-                                    found="close() was called", fix="build a new buffer")
+            raise ReplayBufferError(
+                "The replay buffer is closed",
+                expected="an open buffer",
+                found="close() was called",
+                fix="build a new buffer",
+            )
 
     def close(self) -> None:
         """Wait for a pending async save (re-raising its error), then release the storage."""

@@ -1,4 +1,5 @@
 """Per-env episode bookkeeping: episode ids and steps on add, classification on save."""
+
 from __future__ import annotations
 
 from typing import Any, Dict, List, Tuple
@@ -35,8 +36,12 @@ class EpisodeTracker:
 
     def __init__(self, num_envs: int = 1, origin: int = 0) -> None:
         if int(num_envs) < 1:
-            raise ReplayBufferError("num_envs must be positive", expected=">= 1",
-                                    found=str(num_envs), fix="pass num_envs=1 or more")
+            raise ReplayBufferError(
+                "num_envs must be positive",
+                expected=">= 1",
+                found=str(num_envs),
+                fix="pass num_envs=1 or more",
+            )
         self.num_envs = int(num_envs)
         self.origin = int(origin)
         self.next_counter = 0
@@ -53,9 +58,11 @@ class EpisodeTracker:
         n = len(env_ids)
         if n and (env_ids.min() < 0 or env_ids.max() >= self.num_envs):
             raise ReplayBufferError(
-                "env_ids out of range", expected=f"0 <= env_id < num_envs={self.num_envs}",
+                "env_ids out of range",
+                expected=f"0 <= env_id < num_envs={self.num_envs}",
                 found=f"[{env_ids.min()}, {env_ids.max()}]",
-                fix="build the buffer with a larger num_envs")
+                fix="build the buffer with a larger num_envs",
+            )
         ep_out = np.empty(n, dtype=np.int64)
         step_out = np.empty(n, dtype=np.int64)
         for env in np.unique(env_ids):
@@ -84,16 +91,22 @@ class EpisodeTracker:
         return ep_out, step_out
 
     def state(self) -> Dict[str, Any]:
-        return {"num_envs": self.num_envs, "origin": self.origin, "next_counter": self.next_counter,
-                "current": self.current.tolist(), "step": self.step.tolist()}
+        return {
+            "num_envs": self.num_envs,
+            "origin": self.origin,
+            "next_counter": self.next_counter,
+            "current": self.current.tolist(),
+            "step": self.step.tolist(),
+        }
 
     def load_state(self, state: Dict[str, Any]) -> None:
         if int(state["num_envs"]) != self.num_envs:
             raise ReplayBufferError(
-                "Snapshot num_envs differs from the buffer's", expected=str(self.num_envs),
+                "Snapshot num_envs differs from the buffer's",
+                expected=str(self.num_envs),
                 found=str(state["num_envs"]),
-                fix="build the buffer with the snapshot's num_envs or load with world_size "
-                    "resharding")
+                fix="build the buffer with the snapshot's num_envs or load with world_size resharding",
+            )
         self.origin = int(state["origin"])
         self.next_counter = int(state["next_counter"])
         self.current = np.asarray(state["current"], dtype=np.int64)
@@ -104,8 +117,9 @@ class EpisodeTracker:
         self.step.fill(0)
 
 
-def episode_table(ep: np.ndarray, step: np.ndarray, flags: np.ndarray,
-                  order: np.ndarray) -> Dict[str, np.ndarray]:
+def episode_table(
+    ep: np.ndarray, step: np.ndarray, flags: np.ndarray, order: np.ndarray
+) -> Dict[str, np.ndarray]:
     """Group valid slots (given in ring order, oldest first) by episode.
 
     Returns arrays aligned per episode: ``id``, ``first_pos`` (ring position of its oldest
@@ -119,17 +133,30 @@ def episode_table(ep: np.ndarray, step: np.ndarray, flags: np.ndarray,
     ep_s = ep_o[srt]
     if ep_s.size == 0:
         z = np.zeros(0, dtype=np.int64)
-        return {"id": z, "first_pos": z, "length": z, "min_step": z, "has_last": z.astype(bool),
-                "start": z, "slots_sorted": z}
+        return {
+            "id": z,
+            "first_pos": z,
+            "length": z,
+            "min_step": z,
+            "has_last": z.astype(bool),
+            "start": z,
+            "slots_sorted": z,
+        }
     boundaries = np.flatnonzero(ep_s[1:] != ep_s[:-1]) + 1
     start = np.concatenate(([0], boundaries))
     length = np.diff(np.append(start, ep_s.size))
     slots_sorted = order[srt]
     last_slot = slots_sorted[start + length - 1]
     first_pos = srt[start]
-    return {"id": ep_s[start], "first_pos": first_pos.astype(np.int64), "length": length,
-            "min_step": step[slots_sorted[start]], "has_last": (flags[last_slot] & FLAG_LAST) > 0,
-            "start": start, "slots_sorted": slots_sorted}
+    return {
+        "id": ep_s[start],
+        "first_pos": first_pos.astype(np.int64),
+        "length": length,
+        "min_step": step[slots_sorted[start]],
+        "has_last": (flags[last_slot] & FLAG_LAST) > 0,
+        "start": start,
+        "slots_sorted": slots_sorted,
+    }
 
 
 def classify(table: Dict[str, np.ndarray]) -> np.ndarray:
@@ -156,11 +183,18 @@ def check_policy(policy: Dict[str, str] | None) -> Dict[str, str]:
     for cls, action in (policy or {}).items():
         if cls not in CLASSES or action not in POLICIES:
             raise ReplayBufferError(
-                "Bad episode policy", expected=f"classes {CLASSES} mapped to one of {POLICIES}",
-                found=f"{cls!r}: {action!r}", fix="fix the episode_policy mapping")
+                "Bad episode policy",
+                expected=f"classes {CLASSES} mapped to one of {POLICIES}",
+                found=f"{cls!r}: {action!r}",
+                fix="fix the episode_policy mapping",
+            )
         if cls == "complete" and action != "keep":
-            raise ReplayBufferError("Complete episodes are always kept", expected="'keep'",
-                                    found=repr(action), fix="drop the 'complete' entry")
+            raise ReplayBufferError(
+                "Complete episodes are always kept",
+                expected="'keep'",
+                found=repr(action),
+                fix="drop the 'complete' entry",
+            )
         merged[cls] = action
     return merged
 

@@ -1,4 +1,5 @@
 """Linux system calls that Python's standard library does not wrap, looked up once."""
+
 from __future__ import annotations
 
 import ctypes
@@ -34,8 +35,10 @@ def rename_exchange(a: Any, b: Any) -> bool:
     """
     import errno
     import os
-    fn = libc_function("renameat2", (ctypes.c_int, ctypes.c_char_p, ctypes.c_int,
-                                     ctypes.c_char_p, ctypes.c_uint))
+
+    fn = libc_function(
+        "renameat2", (ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint)
+    )
     if fn is None:
         return False
     if fn(AT_FDCWD, os.fsencode(a), AT_FDCWD, os.fsencode(b), RENAME_EXCHANGE) == 0:

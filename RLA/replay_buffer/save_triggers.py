@@ -7,6 +7,7 @@ one worker, an exception raised on one rank) must therefore become a save on eve
 it has seen, every rank receives the union, and all of them save the same snapshot
 (``step-<step>``) together.
 """
+
 from __future__ import annotations
 
 import logging
@@ -24,8 +25,7 @@ from RLA.errors import ReplayBufferError
 log = logging.getLogger("RLA.replay_buffer")
 
 PERIODIC, REQUESTED, SIGNALLED, FAILED = 1, 2, 4, 8
-REASONS = {PERIODIC: "periodic", REQUESTED: "requested", SIGNALLED: "signal",
-           FAILED: "exception"}
+REASONS = {PERIODIC: "periodic", REQUESTED: "requested", SIGNALLED: "signal", FAILED: "exception"}
 #: Touch this file in the store to ask every rank for a snapshot at the next step.
 REQUEST_FILE = "SAVE_NOW"
 
@@ -55,6 +55,7 @@ class TorchExchange:
         import torch.distributed as dist
 
         from RLA.replay_buffer.snapshot.commit import private_group
+
         self.torch, self.dist = torch, dist
         self.group = private_group(dist, timeout, "triggers")
 
@@ -107,17 +108,28 @@ class SaveTriggers:
         options: more save options (``dedup``, ``durable``...).
     """
 
-    def __init__(self, buffer: Any, path: Any, every: Optional[int] = None,
-                 keep_last: Optional[int] = None,
-                 signals: Iterable[int] = (signal.SIGTERM,), exit_on_signal: bool = True,
-                 asynchronous: bool = False, check_every: int = 1,
-                 exchange: Optional[Callable[[np.ndarray], np.ndarray]] = None,
-                 timeout: float = 600.0,
-                 **options: Any) -> None:
+    def __init__(
+        self,
+        buffer: Any,
+        path: Any,
+        every: Optional[int] = None,
+        keep_last: Optional[int] = None,
+        signals: Iterable[int] = (signal.SIGTERM,),
+        exit_on_signal: bool = True,
+        asynchronous: bool = False,
+        check_every: int = 1,
+        exchange: Optional[Callable[[np.ndarray], np.ndarray]] = None,
+        timeout: float = 600.0,
+        **options: Any,
+    ) -> None:
         for name, value in (("every", every), ("check_every", check_every)):
             if value is not None and int(value) < 1:
-                raise ReplayBufferError(f"{name} must be at least 1", expected=">= 1",
-                                        found=str(value), fix=f"pass a positive {name}")
+                raise ReplayBufferError(
+                    f"{name} must be at least 1",
+                    expected=">= 1",
+                    found=str(value),
+                    fix=f"pass a positive {name}",
+                )
         self.buffer, self.path = buffer, Path(path)
         self.every, self.keep_last = every, keep_last
         self.signals = tuple(signals)
@@ -133,11 +145,12 @@ class SaveTriggers:
                     expected="an initialised torch.distributed process group, or exchange=",
                     found=f"world size {self.world_size} and {exc}",
                     fix="init_process_group() first, or pass exchange= (the element-wise "
-                        "maximum of an int64 array over the ranks)") from exc
+                    "maximum of an int64 array over the ranks)",
+                ) from exc
         self._exchange = exchange
         self._requested = threading.Event()
-        self._signalled: Optional[int] = None   # a signal not yet saved for
-        self._received: Optional[int] = None    # the signal to re-deliver on exit
+        self._signalled: Optional[int] = None  # a signal not yet saved for
+        self._received: Optional[int] = None  # the signal to re-deliver on exit
         self._previous: Dict[int, Any] = {}
         self._pending: Any = None
         self._finished = False
@@ -175,10 +188,12 @@ class SaveTriggers:
         """Exchange flags with every rank and save if any rank asked; True means stop now
         (a signal arrived, or another rank failed and every rank has saved)."""
         if self._finished:
-            raise ReplayBufferError("SaveTriggers.step() after the job stopped",
-                                    expected="no more steps after step() returned True for "
-                                             "a failed rank", found=f"step {step}",
-                                    fix="break out of the training loop when step() is True")
+            raise ReplayBufferError(
+                "SaveTriggers.step() after the job stopped",
+                expected="no more steps after step() returned True for a failed rank",
+                found=f"step {step}",
+                fix="break out of the training loop when step() is True",
+            )
         step = int(step)
         self.last_step = step
         if self.check_every > 1 and step % self.check_every and not self._periodic(step):
@@ -197,12 +212,18 @@ class SaveTriggers:
 
     def _save(self, step: int, flags: int) -> None:
         from RLA.replay_buffer.run_snapshots import save_run_buffer
+
         urgent = bool(flags & (SIGNALLED | FAILED))
         self._drain()  # one save at a time, and never lose the previous one
         why = ", ".join(reasons(flags))
-        result = save_run_buffer(self.buffer, self.path, step, keep_last=self.keep_last,
-                                 asynchronous=self.asynchronous and not urgent,
-                                 **self.options)
+        result = save_run_buffer(
+            self.buffer,
+            self.path,
+            step,
+            keep_last=self.keep_last,
+            asynchronous=self.asynchronous and not urgent,
+            **self.options,
+        )
         if flags & SIGNALLED:
             self._signalled = None
         if flags & REQUESTED:
@@ -216,8 +237,7 @@ class SaveTriggers:
         else:
             self._pending = result
         if self.rank == 0:
-            log.info("replay snapshot step-%d (%s) saved by all %d rank(s)", step, why,
-                     self.world_size)
+            log.info("replay snapshot step-%d (%s) saved by all %d rank(s)", step, why, self.world_size)
 
     # ------------------------------------------------------------------ lifetime
     def __enter__(self) -> "SaveTriggers":
@@ -236,8 +256,7 @@ class SaveTriggers:
                 # every rank exchanges once more: a failure here reaches the others, which
                 # are in step() (or here); all of them save the newest step any rank reached
                 last = -1 if self.last_step is None else self.last_step
-                flags, newest = self._union(self._local_flags(None) | (FAILED if failed else 0),
-                                            last)
+                flags, newest = self._union(self._local_flags(None) | (FAILED if failed else 0), last)
                 if flags & (REQUESTED | SIGNALLED | FAILED) and newest >= 0:
                     self._save(newest, flags & ~PERIODIC)
             self._drain()

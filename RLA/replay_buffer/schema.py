@@ -3,6 +3,7 @@
 Nested batches (``{"next": {"obs": ...}}``) are flattened to dotted names (``"next.obs"``);
 torch tensors are accepted and converted to numpy without importing torch here.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -20,8 +21,8 @@ META_FIELDS: Dict[str, np.dtype] = {
     "_step": np.dtype(np.int64),
     "_flags": np.dtype(np.uint8),
 }
-FLAG_LAST = 1        # the episode ended at this step (a done key was true)
-FLAG_TRUNCATED = 2   # marked truncated by an episode policy
+FLAG_LAST = 1  # the episode ended at this step (a done key was true)
+FLAG_TRUNCATED = 2  # marked truncated by an episode policy
 #: Names ``ReplayBuffer.get()`` adds next to the fields (each slot's bookkeeping): a field
 #: (or a nested group) of such a name would be shadowed by them, so it is refused.
 RESERVED = ("env_id", "episode_id", "step")
@@ -35,8 +36,7 @@ def field_name_problem(name: object) -> str | None:
     if any(not part or part.startswith("_") for part in parts):
         return "a part of it is empty or starts with '_' (RLA's own arrays do)"
     if parts[0] in RESERVED:
-        return (f"{parts[0]!r} is reserved: get() returns each item's {', '.join(RESERVED)} "
-                f"under these names")
+        return f"{parts[0]!r} is reserved: get() returns each item's {', '.join(RESERVED)} under these names"
     return None
 
 
@@ -47,9 +47,10 @@ def check_field_names(names: Iterable[object]) -> None:
         if problem is not None:
             raise ReplayBufferError(
                 f"Bad field name {name!r}: {problem}",
-                expected=f"names without a leading '_', not {' / '.join(RESERVED)} at the top "
-                         f"level", found=repr(name),
-                fix="rename your field (e.g. 'step' -> 'env_step')")
+                expected=f"names without a leading '_', not {' / '.join(RESERVED)} at the top level",
+                found=repr(name),
+                fix="rename your field (e.g. 'step' -> 'env_step')",
+            )
 
 
 def dtype_to_json(dt: np.dtype) -> Any:
@@ -65,8 +66,12 @@ def dtype_to_json(dt: np.dtype) -> Any:
             return f"{tuple(shape)}{inner}"
         return {"base": inner, "shape": list(shape)}
     names = list(dt.names)
-    return {"names": names, "formats": [dtype_to_json(dt.fields[n][0]) for n in names],
-            "offsets": [dt.fields[n][1] for n in names], "itemsize": dt.itemsize}
+    return {
+        "names": names,
+        "formats": [dtype_to_json(dt.fields[n][0]) for n in names],
+        "offsets": [dt.fields[n][1] for n in names],
+        "itemsize": dt.itemsize,
+    }
 
 
 def dtype_from_json(value: Any) -> np.dtype:
@@ -74,9 +79,14 @@ def dtype_from_json(value: Any) -> np.dtype:
     if isinstance(value, Mapping) and "base" in value:
         return np.dtype((dtype_from_json(value["base"]), tuple(value["shape"])))
     if isinstance(value, Mapping):
-        return np.dtype({"names": value["names"],
-                         "formats": [dtype_from_json(f) for f in value["formats"]],
-                         "offsets": value["offsets"], "itemsize": value["itemsize"]})
+        return np.dtype(
+            {
+                "names": value["names"],
+                "formats": [dtype_from_json(f) for f in value["formats"]],
+                "offsets": value["offsets"],
+                "itemsize": value["itemsize"],
+            }
+        )
     return np.dtype(value)
 
 
@@ -112,6 +122,7 @@ def to_numpy(x: Any) -> np.ndarray:
 def to_torch(x: np.ndarray) -> Any:
     """Convert a numpy array to a torch tensor (imports torch lazily)."""
     import torch
+
     if x.dtype.kind in "US":  # strings have no tensor type; keep them as numpy
         return x
     return torch.from_numpy(np.ascontiguousarray(x))
@@ -123,8 +134,11 @@ def flatten(batch: Mapping[str, Any], prefix: str = "") -> Dict[str, Any]:
     for key, value in batch.items():
         if not isinstance(key, str) or SEP in key or key.startswith("_") or not key:
             raise ReplayBufferError(
-                f"Bad field name {key!r}", expected="a non-empty string without '.' that does "
-                "not start with '_'", found=repr(key), fix="rename the field")
+                f"Bad field name {key!r}",
+                expected="a non-empty string without '.' that does not start with '_'",
+                found=repr(key),
+                fix="rename the field",
+            )
         name = f"{prefix}{key}"
         if isinstance(value, Mapping):
             flat.update(flatten(value, name + SEP))
@@ -153,15 +167,20 @@ def _spec_entry(name: str, entry: Any) -> FieldSpec:
     else:
         raise ReplayBufferError(
             f"Bad schema entry for field {name!r}",
-            expected="(shape, dtype) or {'shape': ..., 'dtype': ...}", found=repr(entry),
-            fix="declare every field with a shape and a numpy dtype")
+            expected="(shape, dtype) or {'shape': ..., 'dtype': ...}",
+            found=repr(entry),
+            fix="declare every field with a shape and a numpy dtype",
+        )
     if isinstance(shape, int):
         shape = (shape,)
     dt = np.dtype(dtype)
     if dt.hasobject:
         raise ReplayBufferError(
-            f"Field {name!r} has an object dtype", expected="a fixed-size numpy dtype",
-            found=str(dt), fix="encode the values as numbers or fixed-width strings ('U32')")
+            f"Field {name!r} has an object dtype",
+            expected="a fixed-size numpy dtype",
+            found=str(dt),
+            fix="encode the values as numbers or fixed-width strings ('U32')",
+        )
     return FieldSpec(name, dt, tuple(int(s) for s in shape))
 
 
@@ -173,11 +192,19 @@ class Schema:
         check_field_names(f.name for f in fields)
         self.fields: Dict[str, FieldSpec] = {f.name: f for f in fields}
         if len(self.fields) != len(fields):
-            raise ReplayBufferError("A field is declared twice", expected="unique field names",
-                                    found=repr([f.name for f in fields]), fix="rename your field")
+            raise ReplayBufferError(
+                "A field is declared twice",
+                expected="unique field names",
+                found=repr([f.name for f in fields]),
+                fix="rename your field",
+            )
         if not self.fields:
-            raise ReplayBufferError("Empty schema", expected="at least one field",
-                                    found="no fields", fix="declare the fields you store")
+            raise ReplayBufferError(
+                "Empty schema",
+                expected="at least one field",
+                found="no fields",
+                fix="declare the fields you store",
+            )
 
     @classmethod
     def from_spec(cls, spec: Mapping[str, Any]) -> "Schema":
@@ -191,6 +218,7 @@ class Schema:
                     walk(value, name + SEP)
                 else:
                     fields.append(_spec_entry(name, value))
+
         walk(spec, "")
         for f in fields:
             flatten({f.name.replace(SEP, "x"): 0})  # validates characters
@@ -205,15 +233,17 @@ class Schema:
             arr = to_numpy(value)
             if arr.ndim == 0:
                 raise ReplayBufferError(
-                    f"Field {name!r} has no batch dimension", expected="arrays of shape (B, ...)",
-                    found=f"a scalar {arr!r}", fix="add a leading batch dimension")
+                    f"Field {name!r} has no batch dimension",
+                    expected="arrays of shape (B, ...)",
+                    found=f"a scalar {arr!r}",
+                    fix="add a leading batch dimension",
+                )
             fields.append(_spec_entry(name, (arr.shape[1:], arr.dtype)))
         return cls(fields)
 
     @classmethod
     def from_json(cls, data: List[Mapping[str, Any]]) -> "Schema":
-        return cls(FieldSpec(d["name"], dtype_from_json(d["dtype"]), tuple(d["shape"]))
-                   for d in data)
+        return cls(FieldSpec(d["name"], dtype_from_json(d["dtype"]), tuple(d["shape"])) for d in data)
 
     def to_json(self) -> List[Dict[str, Any]]:
         return [f.to_json() for f in self.fields.values()]
@@ -245,7 +275,8 @@ class Schema:
                 "Batch fields do not match the buffer schema",
                 expected=f"fields {sorted(self.fields)}",
                 found=f"missing {missing}, unexpected {extra}",
-                fix="add exactly the declared fields (nested dicts allowed)")
+                fix="add exactly the declared fields (nested dicts allowed)",
+            )
         out: Dict[str, np.ndarray] = {}
         had_torch = False
         size = None
@@ -257,17 +288,25 @@ class Schema:
                 raise ReplayBufferError(
                     f"Field {name!r} has the wrong shape",
                     expected=f"(B, {', '.join(map(str, spec.shape))})".replace(", )", ")"),
-                    found=str(tuple(arr.shape)), fix="reshape the data or declare another shape")
+                    found=str(tuple(arr.shape)),
+                    fix="reshape the data or declare another shape",
+                )
             bool_ok = spec.dtype.kind == "b" and arr.dtype.kind in "iub"
             if not bool_ok and not np.can_cast(arr.dtype, spec.dtype, casting="same_kind"):
                 raise ReplayBufferError(
-                    f"Field {name!r} has an incompatible dtype", expected=str(spec.dtype),
-                    found=str(arr.dtype), fix="cast the data or declare another dtype")
+                    f"Field {name!r} has an incompatible dtype",
+                    expected=str(spec.dtype),
+                    found=str(arr.dtype),
+                    fix="cast the data or declare another dtype",
+                )
             if size is None:
                 size = arr.shape[0]
             elif arr.shape[0] != size:
                 raise ReplayBufferError(
-                    "Batch fields have different lengths", expected=f"{size} items in every field",
-                    found=f"{arr.shape[0]} items in {name!r}", fix="pass aligned arrays")
+                    "Batch fields have different lengths",
+                    expected=f"{size} items in every field",
+                    found=f"{arr.shape[0]} items in {name!r}",
+                    fix="pass aligned arrays",
+                )
             out[name] = arr
         return out, int(size or 0), had_torch

@@ -6,6 +6,7 @@ never depends on directory listing order, splits no episode, balances transition
 that env free (an open episode continues in its own env) and rewrites the others,
 keeps every priority to the bit and keeps episode ids (globally unique) unchanged.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -22,9 +23,13 @@ from RLA.replay_buffer.schema import FLAG_TRUNCATED, Schema
 from RLA.replay_buffer.snapshot import format as fmt
 from RLA.replay_buffer.snapshot import validate
 from RLA.replay_buffer.snapshot.load import check_compatible
-from RLA.replay_buffer.snapshot.shard_io import (read_arrays, read_meta,
-                                                 read_segment_into, ring_order,
-                                                 segment_fields)
+from RLA.replay_buffer.snapshot.shard_io import (
+    read_arrays,
+    read_meta,
+    read_segment_into,
+    ring_order,
+    segment_fields,
+)
 
 if TYPE_CHECKING:
     from RLA.replay_buffer.buffer import ReplayBuffer
@@ -32,9 +37,15 @@ if TYPE_CHECKING:
 TRUNCATION_FIELDS = ("truncated", "next.truncated")
 
 
-def plan(shards: Dict[int, Dict[str, Any]], metas: Dict[int, Dict[str, np.ndarray]],
-         world_size: int, capacity: int, num_envs: int, policy: Dict[str, str],
-         on_overflow: str = "drop_oldest") -> Dict[str, Any]:
+def plan(
+    shards: Dict[int, Dict[str, Any]],
+    metas: Dict[int, Dict[str, np.ndarray]],
+    world_size: int,
+    capacity: int,
+    num_envs: int,
+    policy: Dict[str, str],
+    on_overflow: str = "drop_oldest",
+) -> Dict[str, Any]:
     """Assign every kept episode of every source shard to one of ``world_size`` ranks.
 
     Returns a dict with ``ranks`` (per destination: list of episodes, each a dict with the
@@ -42,13 +53,22 @@ def plan(shards: Dict[int, Dict[str, Any]], metas: Dict[int, Dict[str, np.ndarra
     ``counters`` and a ``report`` of what was kept, dropped, truncated and carried.
     """
     if on_overflow not in ("drop_oldest", "error"):
-        raise ReplayBufferError("Bad on_overflow", expected="'drop_oldest' or 'error'",
-                                found=repr(on_overflow), fix="pass one of them")
+        raise ReplayBufferError(
+            "Bad on_overflow",
+            expected="'drop_oldest' or 'error'",
+            found=repr(on_overflow),
+            fix="pass one of them",
+        )
     episodes: List[Dict[str, Any]] = []
     next_counter = 0
     report: Dict[str, Any] = {c: {"episodes": 0, "steps": 0} for c in ep_mod.CLASSES}
-    report.update(dropped={"episodes": 0, "steps": 0}, overflow={"episodes": 0, "steps": 0},
-                  truncated={"episodes": 0, "steps": 0}, carried=0, uncarried_open=0)
+    report.update(
+        dropped={"episodes": 0, "steps": 0},
+        overflow={"episodes": 0, "steps": 0},
+        truncated={"episodes": 0, "steps": 0},
+        carried=0,
+        uncarried_open=0,
+    )
     for m in sorted(shards):
         shard, meta = shards[m], metas[m]
         size = int(shard["size"])
@@ -72,13 +92,19 @@ def plan(shards: Dict[int, Dict[str, Any]], metas: Dict[int, Dict[str, np.ndarra
                 continue
             start = int(table["start"][i])
             is_open = cls in ("open", "headless_open")
-            slots = table["slots_sorted"][start:start + n]
-            episodes.append({
-                "key": (base + int(table["first_pos"][i]), m, int(table["id"][i])),
-                "shard": m, "slots": slots, "length": n,
-                "src_env": int(meta["_env_id"][slots[0]]) if n else 0,
-                "carry": is_open and action == "carry" and int(table["id"][i]) in current,
-                "truncate": action == "mark_truncated", "id": int(table["id"][i])})
+            slots = table["slots_sorted"][start : start + n]
+            episodes.append(
+                {
+                    "key": (base + int(table["first_pos"][i]), m, int(table["id"][i])),
+                    "shard": m,
+                    "slots": slots,
+                    "length": n,
+                    "src_env": int(meta["_env_id"][slots[0]]) if n else 0,
+                    "carry": is_open and action == "carry" and int(table["id"][i]) in current,
+                    "truncate": action == "mark_truncated",
+                    "id": int(table["id"][i]),
+                }
+            )
     episodes.sort(key=lambda e: e["key"])
     loads = np.zeros(world_size, dtype=np.int64)
     ranks: List[List[Dict[str, Any]]] = [[] for _ in range(world_size)]
@@ -93,7 +119,8 @@ def plan(shards: Dict[int, Dict[str, Any]], metas: Dict[int, Dict[str, np.ndarra
                     "The snapshot does not fit the new topology",
                     expected=f"at most {capacity} items per rank",
                     found=f"{int(loads[r])} items for rank {r}",
-                    fix="raise the capacity or pass on_overflow='drop_oldest'")
+                    fix="raise the capacity or pass on_overflow='drop_oldest'",
+                )
             ep = ranks[r].pop(0)  # the oldest
             loads[r] -= ep["length"]
             report["overflow"]["episodes"] += 1
@@ -125,9 +152,15 @@ def plan(shards: Dict[int, Dict[str, Any]], metas: Dict[int, Dict[str, np.ndarra
     return {"ranks": ranks, "next_counter": next_counter, "report": report}
 
 
-def build_rank(store: Path, snap_dir: Path, shards: Dict[int, Dict[str, Any]], schema: Schema,
-               episodes: List[Dict[str, Any]], storage_arrays: Dict[str, np.ndarray],
-               prioritized: bool) -> np.ndarray:
+def build_rank(
+    store: Path,
+    snap_dir: Path,
+    shards: Dict[int, Dict[str, Any]],
+    schema: Schema,
+    episodes: List[Dict[str, Any]],
+    storage_arrays: Dict[str, np.ndarray],
+    prioritized: bool,
+) -> np.ndarray:
     """Copy the planned episodes into ``storage_arrays`` (slots 0..n-1, in plan order).
 
     Returns the priorities of the placed items (ones when the source had none).
@@ -166,8 +199,7 @@ def build_rank(store: Path, snap_dir: Path, shards: Dict[int, Dict[str, Any]], s
                 continue
             n_seg = seg["end"] - seg["start"]
             names = shards[m].get("segment_fields")
-            tmp = {f.name: np.empty((n_seg, *f.shape), dtype=f.dtype)
-                   for f in segment_fields(schema, names)}
+            tmp = {f.name: np.empty((n_seg, *f.shape), dtype=f.dtype) for f in segment_fields(schema, names)}
             read_segment_into(store, seg, schema, tmp, offset=0, names=names)
             rows = src[lo:hi] - seg["start"]
             for name, arr in tmp.items():
@@ -176,11 +208,21 @@ def build_rank(store: Path, snap_dir: Path, shards: Dict[int, Dict[str, Any]], s
                 storage_arrays[name][dst[lo:hi]] = arr[rows]
     if dedup:
         succ = ted.successors(storage_arrays["_episode_id"][:n], storage_arrays["_step"][:n])
-        ted.restore(storage_arrays, dedup, n, succ,
-                    {k: (np.concatenate(v[0]) if v[0] else np.zeros(0, np.int64),
-                         np.concatenate(v[1]) if v[1] else
-                         np.zeros((0, *schema.fields[k].shape), schema.fields[k].dtype))
-                     for k, v in exc.items()})
+        ted.restore(
+            storage_arrays,
+            dedup,
+            n,
+            succ,
+            {
+                k: (
+                    np.concatenate(v[0]) if v[0] else np.zeros(0, np.int64),
+                    np.concatenate(v[1])
+                    if v[1]
+                    else np.zeros((0, *schema.fields[k].shape), schema.fields[k].dtype),
+                )
+                for k, v in exc.items()
+            },
+        )
     for ep_start, ep in zip(np.cumsum([0] + [e["length"] for e in episodes])[:-1], episodes):
         if ep["truncate"]:
             last = int(ep_start + ep["length"] - 1)
@@ -191,13 +233,24 @@ def build_rank(store: Path, snap_dir: Path, shards: Dict[int, Dict[str, Any]], s
     return prio
 
 
-def load_resharded(buf: "ReplayBuffer", store: Path, snap_dir: Path,
-                   shards: Dict[int, Dict[str, Any]], rank: int, world_size: int,
-                   policy: Dict[str, str], on_overflow: str = "drop_oldest") -> Dict[str, Any]:
+def load_resharded(
+    buf: "ReplayBuffer",
+    store: Path,
+    snap_dir: Path,
+    shards: Dict[int, Dict[str, Any]],
+    rank: int,
+    world_size: int,
+    policy: Dict[str, str],
+    on_overflow: str = "drop_oldest",
+) -> Dict[str, Any]:
     """Load this rank's part of an M-shard snapshot into ``buf`` (N = ``world_size``)."""
     if not shards:
-        raise ReplayBufferError(f"No shard of {snap_dir} could be read", expected="shards",
-                                found="none", fix="restore the shard files")
+        raise ReplayBufferError(
+            f"No shard of {snap_dir} could be read",
+            expected="shards",
+            found="none",
+            fix="restore the shard files",
+        )
     first = shards[min(shards)]
     schema = check_compatible(buf, first, snap_dir, same_capacity=False)
     metas = {}
@@ -242,16 +295,29 @@ def load_resharded(buf: "ReplayBuffer", store: Path, snap_dir: Path,
         buf.rank, buf.world_size = rank, world_size
         buf.persisted.clear()
     old.close()
-    return {"snapshot": str(snap_dir), "mode": "resharded", "rank": rank,
-            "world_size": world_size, "source_world_size": len(shards), "size": n,
-            "report": result["report"]}
+    return {
+        "snapshot": str(snap_dir),
+        "mode": "resharded",
+        "rank": rank,
+        "world_size": world_size,
+        "source_world_size": len(shards),
+        "size": n,
+        "report": result["report"],
+    }
 
 
-def reshard_snapshot(src: Any, dst: Any, world_size: int, capacity: Optional[int] = None,
-                     num_envs: Optional[int] = None, episode_policy: Optional[Dict[str, str]] = None,
-                     snapshot_id: Optional[str] = None, snapshot: Optional[str] = None,
-                     allow_missing_shards: bool = False,
-                     operation: str = "reshard") -> Dict[str, Any]:
+def reshard_snapshot(
+    src: Any,
+    dst: Any,
+    world_size: int,
+    capacity: Optional[int] = None,
+    num_envs: Optional[int] = None,
+    episode_policy: Optional[Dict[str, str]] = None,
+    snapshot_id: Optional[str] = None,
+    snapshot: Optional[str] = None,
+    allow_missing_shards: bool = False,
+    operation: str = "reshard",
+) -> Dict[str, Any]:
     """Offline M -> N: read a snapshot, write a new N-shard snapshot into the store ``dst``.
 
     Sources are copied, never moved; the new manifest records its provenance (``operation``:
@@ -261,16 +327,21 @@ def reshard_snapshot(src: Any, dst: Any, world_size: int, capacity: Optional[int
     """
     from RLA.replay_buffer.buffer import ReplayBuffer
     from RLA.replay_buffer.snapshot.commit import Committer
-    from RLA.replay_buffer.snapshot.staging import release
     from RLA.replay_buffer.snapshot.save import next_seq, publish
     from RLA.replay_buffer.snapshot.shard_io import capture, live_source, write_shard
+    from RLA.replay_buffer.snapshot.staging import release
+
     store, snap_dir, manifest = fmt.resolve(src, snapshot)
     shards = validate.read_shards(snap_dir, manifest, allow_missing_shards)
     first = shards[min(shards)]
     schema = Schema.from_json(first["schema"]) if first.get("schema") else None
     if schema is None:
-        raise ReplayBufferError(f"{snap_dir} holds no data", expected="a non-empty snapshot",
-                                found="an empty buffer", fix="nothing to reshard")
+        raise ReplayBufferError(
+            f"{snap_dir} holds no data",
+            expected="a non-empty snapshot",
+            found="an empty buffer",
+            fix="nothing to reshard",
+        )
     policy = ep_mod.check_policy(episode_policy)
     envs = int(num_envs or first["episodes"]["num_envs"])
     metas = {m: read_meta(store, shards[m], schema) for m in sorted(shards)}
@@ -283,20 +354,30 @@ def reshard_snapshot(src: Any, dst: Any, world_size: int, capacity: Optional[int
     seq = next_seq(dst)
     snap_id = snapshot_id or f"snap-{seq:08d}"
     staging = Committer().staging(dst, snap_id)
-    provenance = {"operation": operation, "source": str(snap_dir.resolve()),
-                  "source_snapshot_id": manifest.get("snapshot_id"),
-                  "source_world_size": int(manifest["world_size"]), "world_size": world_size}
+    provenance = {
+        "operation": operation,
+        "source": str(snap_dir.resolve()),
+        "source_snapshot_id": manifest.get("snapshot_id"),
+        "source_world_size": int(manifest["world_size"]),
+        "world_size": world_size,
+    }
     try:
         for r in range(world_size):
-            buf = ReplayBuffer(cap, schema, sampler=first["sampler"]["kind"],
-                               sampler_options=first["sampler"]["params"], num_envs=envs,
-                               seed=first.get("seed"), rank=r, world_size=world_size)
+            buf = ReplayBuffer(
+                cap,
+                schema,
+                sampler=first["sampler"]["kind"],
+                sampler_options=first["sampler"]["params"],
+                num_envs=envs,
+                seed=first.get("seed"),
+                rank=r,
+                world_size=world_size,
+            )
             with buf:
                 out = load_resharded(buf, store, snap_dir, shards, r, world_size, policy)
                 provenance["report"] = out["report"]
                 with buf.lock:
-                    c = capture(buf, dst, r, world_size, incremental=False,
-                                dedup=first.get("dedup"))
+                    c = capture(buf, dst, r, world_size, incremental=False, dedup=first.get("dedup"))
                     with live_source(buf, c.header["segment_fields"]) as source:
                         write_shard(c, staging, buf.session, source)
         target = publish(dst, staging, snap_id, seq, world_size, provenance=provenance)

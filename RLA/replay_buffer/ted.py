@@ -6,6 +6,7 @@ A row ``s`` is dropped only if its episode's next step ``s'`` is stored and
 writer cursor, or data that breaks the TED contract) is kept verbatim as an exception, so
 the round trip is exact whatever the data.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -27,9 +28,11 @@ def check_dedup(schema: Schema, dedup: Optional[Mapping[str, str]]) -> Dict[str,
         a, b = schema.fields.get(nxt), schema.fields.get(cur)
         if a is None or b is None or a.dtype != b.dtype or a.shape != b.shape or nxt == cur:
             raise ReplayBufferError(
-                "Bad dedup pair", expected="two distinct declared fields with equal dtype and "
-                "shape, e.g. {'next.obs': 'obs'}", found=f"{nxt!r}: {cur!r}",
-                fix="name fields of the buffer schema")
+                "Bad dedup pair",
+                expected="two distinct declared fields with equal dtype and shape, e.g. {'next.obs': 'obs'}",
+                found=f"{nxt!r}: {cur!r}",
+                fix="name fields of the buffer schema",
+            )
         out[nxt] = cur
     return out
 
@@ -81,8 +84,11 @@ def _same(x: np.ndarray, y: np.ndarray) -> bool:
     memcmp = libc_function("memcmp", (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t))
     if memcmp is not None and x.flags.c_contiguous and y.flags.c_contiguous:
         return memcmp(x.ctypes.data, y.ctypes.data, x.nbytes) == 0
-    return bool(np.array_equal(x.view(np.uint8) if x.flags.c_contiguous else x,
-                               y.view(np.uint8) if y.flags.c_contiguous else y))
+    return bool(
+        np.array_equal(
+            x.view(np.uint8) if x.flags.c_contiguous else x, y.view(np.uint8) if y.flags.c_contiguous else y
+        )
+    )
 
 
 def _differing_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -93,8 +99,9 @@ def _differing_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.flatnonzero(~(x8 == y8).all(axis=1))
 
 
-def exceptions(arrays: Mapping[str, np.ndarray], dedup: Mapping[str, str], size: int,
-               succ: np.ndarray) -> Dict[str, Tuple[np.ndarray, np.ndarray]]:
+def exceptions(
+    arrays: Mapping[str, np.ndarray], dedup: Mapping[str, str], size: int, succ: np.ndarray
+) -> Dict[str, Tuple[np.ndarray, np.ndarray]]:
     """Rows that cannot be rebuilt from the successor: ``{field: (slots, values)}``."""
     out = {}
     long_runs, rest = runs(succ, size)
@@ -105,10 +112,10 @@ def exceptions(arrays: Mapping[str, np.ndarray], dedup: Mapping[str, str], size:
         for s, e, k in long_runs:  # successors a constant distance ahead: compare in place
             for lo in range(s, e, step):
                 hi = min(lo + step, e)
-                if not _same(a[lo:hi], b[lo + k:hi + k]):
-                    bad.append(lo + _differing_rows(a[lo:hi], b[lo + k:hi + k]))
+                if not _same(a[lo:hi], b[lo + k : hi + k]):
+                    bad.append(lo + _differing_rows(a[lo:hi], b[lo + k : hi + k]))
         for lo in range(0, rest.size, BLOCK):  # blocks bound the extra memory
-            rows = rest[lo:lo + BLOCK]
+            rows = rest[lo : lo + BLOCK]
             x = a[rows].reshape(rows.size, -1).view(np.uint8)
             y = b[succ[rows]].reshape(rows.size, -1).view(np.uint8)
             bad.append(rows[~(x == y).all(axis=1)])
@@ -117,16 +124,21 @@ def exceptions(arrays: Mapping[str, np.ndarray], dedup: Mapping[str, str], size:
     return out
 
 
-def restore(arrays: Mapping[str, np.ndarray], dedup: Mapping[str, str], size: int,
-            succ: np.ndarray, exc: Mapping[str, Tuple[np.ndarray, np.ndarray]]) -> None:
+def restore(
+    arrays: Mapping[str, np.ndarray],
+    dedup: Mapping[str, str],
+    size: int,
+    succ: np.ndarray,
+    exc: Mapping[str, Tuple[np.ndarray, np.ndarray]],
+) -> None:
     """Rebuild the dropped fields in place from successors plus the exceptions."""
     long_runs, rest = runs(succ, size)
     for nxt, cur in dedup.items():
         a, b = arrays[nxt], arrays[cur]
         for s, e, k in long_runs:  # one slice copy per run
-            a[s:e] = b[s + k:e + k]
+            a[s:e] = b[s + k : e + k]
         for lo in range(0, rest.size, BLOCK):
-            rows = rest[lo:lo + BLOCK]
+            rows = rest[lo : lo + BLOCK]
             a[rows] = b[succ[rows]]
         slots, values = exc[nxt]
         a[slots] = values

@@ -6,6 +6,7 @@ waits for pending writes and stores every indexed trajectory), the RNG stream co
 after a load, ids stay globally unique across ranks, pickle needs an explicit opt-in, and no
 derived window survives ``clear``/``load``.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -23,13 +24,21 @@ from RLA.errors import ReplayBufferError
 from RLA.fs import atomic_write_json
 from RLA.replay_buffer import trajectory_files as tf
 from RLA.replay_buffer.episodes import episode_counter, make_episode_id
-from RLA.replay_buffer.schema import (check_field_names, dtype_from_json, dtype_to_json, flatten,
-                                      is_torch, to_numpy, to_torch, unflatten)
+from RLA.replay_buffer.schema import (
+    check_field_names,
+    dtype_from_json,
+    dtype_to_json,
+    flatten,
+    is_torch,
+    to_numpy,
+    to_torch,
+    unflatten,
+)
 from RLA.replay_buffer.snapshot import file_io as fio
 from RLA.replay_buffer.snapshot import format as fmt
+from RLA.replay_buffer.snapshot import staging as staging_mod
 from RLA.replay_buffer.snapshot import validate
 from RLA.replay_buffer.snapshot.commit import Committer
-from RLA.replay_buffer.snapshot import staging as staging_mod
 from RLA.replay_buffer.snapshot.save import as_disk_full, next_seq, publish
 from RLA.replay_buffer.snapshot.shard_io import store_key
 
@@ -43,8 +52,12 @@ def _as_mapping(traj: Any) -> Dict[str, Any]:
         return {f.name: getattr(traj, f.name) for f in dataclasses.fields(traj)}
     if hasattr(traj, "__dict__"):
         return {k: v for k, v in vars(traj).items() if not k.startswith("_")}
-    raise ReplayBufferError("Bad trajectory", expected="a mapping or dataclass of arrays",
-                            found=type(traj).__name__, fix="pass dicts of (T, ...) arrays")
+    raise ReplayBufferError(
+        "Bad trajectory",
+        expected="a mapping or dataclass of arrays",
+        found=type(traj).__name__,
+        fix="pass dicts of (T, ...) arrays",
+    )
 
 
 class TrajectoryReplayBuffer:
@@ -64,10 +77,19 @@ class TrajectoryReplayBuffer:
         rank, world_size: this process's shard (ids are globally unique across ranks).
     """
 
-    def __init__(self, seed: int = 1234, enable_cache: bool = True, cache_size: int = 5,
-                 sample_window_size: int = 100, auto_save: bool = False,
-                 auto_save_path: Optional[str] = None, trajectory_format: str = "npz",
-                 allow_pickle: bool = False, rank: int = 0, world_size: int = 1) -> None:
+    def __init__(
+        self,
+        seed: int = 1234,
+        enable_cache: bool = True,
+        cache_size: int = 5,
+        sample_window_size: int = 100,
+        auto_save: bool = False,
+        auto_save_path: Optional[str] = None,
+        trajectory_format: str = "npz",
+        allow_pickle: bool = False,
+        rank: int = 0,
+        world_size: int = 1,
+    ) -> None:
         self.seed = seed
         self.rng = np.random.default_rng(seed)
         self.enable_cache = bool(enable_cache)
@@ -76,9 +98,12 @@ class TrajectoryReplayBuffer:
         self.auto_save = bool(auto_save)
         self.trajectory_format = tf.check_format(trajectory_format, allow_pickle)
         if self.auto_save and not auto_save_path:
-            raise ReplayBufferError("auto_save needs a directory", expected="auto_save_path",
-                                    found="None", fix="pass auto_save_path (e.g. the run's "
-                                    "replay_dir)")
+            raise ReplayBufferError(
+                "auto_save needs a directory",
+                expected="auto_save_path",
+                found="None",
+                fix="pass auto_save_path (e.g. the run's replay_dir)",
+            )
         self.auto_save_path = Path(auto_save_path) if auto_save_path else None
         if self.auto_save_path is not None:
             self.auto_save_path.mkdir(parents=True, exist_ok=True)
@@ -102,28 +127,32 @@ class TrajectoryReplayBuffer:
         ids = []
         for traj in trajectories:
             raw = _as_mapping(traj)
-            meta = {k: v for k, v in raw.items() if isinstance(v, (str, int, float, bool))
-                    or v is None}
+            meta = {k: v for k, v in raw.items() if isinstance(v, (str, int, float, bool)) or v is None}
             arrays = flatten({k: v for k, v in raw.items() if k not in meta})
             check_field_names(arrays)  # the same names as a ReplayBuffer's fields
             self.return_torch = self.return_torch or any(is_torch(v) for v in arrays.values())
             data = {k: to_numpy(v) for k, v in arrays.items()}
             lengths = {v.shape[0] if v.ndim else -1 for v in data.values()}
             if len(lengths) != 1 or -1 in lengths:
-                raise ReplayBufferError("Trajectory fields have different lengths",
-                                        expected="arrays sharing the leading time dimension",
-                                        found=str({k: v.shape for k, v in data.items()}),
-                                        fix="pad or split the trajectory")
+                raise ReplayBufferError(
+                    "Trajectory fields have different lengths",
+                    expected="arrays sharing the leading time dimension",
+                    found=str({k: v.shape for k, v in data.items()}),
+                    fix="pad or split the trajectory",
+                )
             with self._lock:
                 tid = int(make_episode_id(self.rank, self.next_counter))
                 self.next_counter += 1
-                entry = {"id": tid, "uuid": uuid.uuid4().hex, "length": int(lengths.pop()),
-                         "model_weights_id": str(meta.get("model_weights_id", "none")),
-                         "meta": meta}
+                entry = {
+                    "id": tid,
+                    "uuid": uuid.uuid4().hex,
+                    "length": int(lengths.pop()),
+                    "model_weights_id": str(meta.get("model_weights_id", "none")),
+                    "meta": meta,
+                }
                 self.index.append(entry)
                 if self.auto_save:
-                    entry["file"] = (f"trajectory_{tid}_{entry['model_weights_id']}."
-                                     f"{self.trajectory_format}")
+                    entry["file"] = f"trajectory_{tid}_{entry['model_weights_id']}.{self.trajectory_format}"
                     self._remember(tid, data)
                     self._ensure_writer()
                     self._queue.put((self.auto_save_path / entry["file"], data))
@@ -140,8 +169,9 @@ class TrajectoryReplayBuffer:
 
     def _ensure_writer(self) -> None:
         if self._thread is None:
-            self._thread = threading.Thread(target=self._write_loop, daemon=True,
-                                            name="rla-trajectory-writer")
+            self._thread = threading.Thread(
+                target=self._write_loop, daemon=True, name="rla-trajectory-writer"
+            )
             self._thread.start()
 
     def _write_loop(self) -> None:
@@ -190,10 +220,12 @@ class TrajectoryReplayBuffer:
         entries = self.window()
         lengths = np.array([e["length"] for e in entries], dtype=np.int64)
         if not entries or lengths.sum() == 0:
-            raise ReplayBufferError("Cannot sample from an empty trajectory buffer",
-                                    expected="at least one non-empty trajectory",
-                                    found=f"{len(entries)} trajectories",
-                                    fix="add_trajectories() first")
+            raise ReplayBufferError(
+                "Cannot sample from an empty trajectory buffer",
+                expected="at least one non-empty trajectory",
+                found=f"{len(entries)} trajectories",
+                fix="add_trajectories() first",
+            )
         cum = np.cumsum(lengths)
         u = self.rng.integers(0, int(cum[-1]), size=int(num_chunks))
         which = np.searchsorted(cum, u, side="right")
@@ -222,10 +254,16 @@ class TrajectoryReplayBuffer:
         return int(sum(e["length"] for e in self.index))
 
     # ------------------------------------------------------------- checkpoints
-    def save_checkpoint(self, path: Any, keep_last: Optional[int] = None,
-                        snapshot_id: Optional[str] = None, overwrite: bool = False) -> Path:
+    def save_checkpoint(
+        self,
+        path: Any,
+        keep_last: Optional[int] = None,
+        snapshot_id: Optional[str] = None,
+        overwrite: bool = False,
+    ) -> Path:
         """Write every indexed trajectory and the index as one atomic snapshot in ``path``."""
         from RLA.replay_buffer.snapshot.retention import apply_keep_last, collect_garbage
+
         self._check()
         self.flush()
         store = Path(path)
@@ -233,19 +271,30 @@ class TrajectoryReplayBuffer:
         seq = next_seq(store)
         snap_id = snapshot_id or f"snap-{seq:08d}"
         if (store / snap_id).exists() and not overwrite:
-            raise ReplayBufferError(f"Snapshot {store / snap_id} already exists",
-                                    expected="a new snapshot id", found="an existing snapshot",
-                                    fix="pass another snapshot_id or overwrite=True")
+            raise ReplayBufferError(
+                f"Snapshot {store / snap_id} already exists",
+                expected="a new snapshot id",
+                found="an existing snapshot",
+                fix="pass another snapshot_id or overwrite=True",
+            )
         staging = Committer().staging(store, snap_id)
         key = store_key(store, self.rank)
         written: List[Path] = []
         try:
             records, entries = self._write_segments(store, self._persisted.get(key, {}), written)
-            shard = {"kind": KIND, "rank": self.rank, "world_size": 1, "trajectories": entries,
-                     "next_counter": self.next_counter, "rng": self.rng.bit_generator.state,
-                     "seed": self.seed, "return_torch": self.return_torch,
-                     "episode_report": {"complete": {"episodes": len(entries),
-                                                     "steps": sum(e["length"] for e in entries)}}}
+            shard = {
+                "kind": KIND,
+                "rank": self.rank,
+                "world_size": 1,
+                "trajectories": entries,
+                "next_counter": self.next_counter,
+                "rng": self.rng.bit_generator.state,
+                "seed": self.seed,
+                "return_torch": self.return_torch,
+                "episode_report": {
+                    "complete": {"episodes": len(entries), "steps": sum(e["length"] for e in entries)}
+                },
+            }
             atomic_write_json(staging / fmt.shard_file(0), shard)
             target = publish(store, staging, snap_id, seq, 1, kind=KIND, overwrite=overwrite)
         except BaseException as exc:
@@ -263,8 +312,7 @@ class TrajectoryReplayBuffer:
         collect_garbage(store, self.rank, {r["file"] for r in records.values()})
         return target
 
-    def _write_segments(self, store: Path, known: Dict[int, Dict[str, Any]],
-                        written: List[Path]) -> Any:
+    def _write_segments(self, store: Path, known: Dict[int, Dict[str, Any]], written: List[Path]) -> Any:
         """Write (or reuse) one segment per indexed trajectory; returns ``(records by id,
         index entries with their segment)``; ``written`` collects the new files."""
         seg_rel = fmt.segment_dir(self.rank)
@@ -279,19 +327,25 @@ class TrajectoryReplayBuffer:
                 data = self._trajectory(entry)
                 names = sorted(data)
                 rel = f"{seg_rel}/traj-{entry['id']}-{entry['uuid'][:8]}-{token}.seg"
-                nbytes, crc = fio.write_views(store / rel, [fio.as_bytes_view(data[n])
-                                                            for n in names])
+                nbytes, crc = fio.write_views(store / rel, [fio.as_bytes_view(data[n]) for n in names])
                 written.append(store / rel)
-                rec = {"file": rel, "bytes": nbytes, "crc32": crc,
-                       "fields": [{"name": n, "dtype": dtype_to_json(data[n].dtype),
-                                   "shape": list(data[n].shape)} for n in names]}
+                rec = {
+                    "file": rel,
+                    "bytes": nbytes,
+                    "crc32": crc,
+                    "fields": [
+                        {"name": n, "dtype": dtype_to_json(data[n].dtype), "shape": list(data[n].shape)}
+                        for n in names
+                    ],
+                }
             records[entry["id"]] = rec
             entry["segment"] = rec
         fio.fsync_paths(written)
         return records, entries
 
-    def load_checkpoint(self, load_path: Any, is_distributed: bool = False, local_rank: int = 0,
-                        world_size: int = 1) -> Dict[str, Any]:
+    def load_checkpoint(
+        self, load_path: Any, is_distributed: bool = False, local_rank: int = 0, world_size: int = 1
+    ) -> Dict[str, Any]:
         """Load a checkpoint; with ``is_distributed`` take this rank's balanced share.
 
         All files are verified before the buffer changes. The RNG continues exactly when the
@@ -302,9 +356,12 @@ class TrajectoryReplayBuffer:
         self.flush()
         store, snap_dir, manifest = fmt.resolve(load_path)
         if manifest.get("kind") != KIND:
-            raise ReplayBufferError(f"{snap_dir} is not a trajectory checkpoint",
-                                    expected=KIND, found=repr(manifest.get("kind")),
-                                    fix="load it with ReplayBuffer.loads")
+            raise ReplayBufferError(
+                f"{snap_dir} is not a trajectory checkpoint",
+                expected=KIND,
+                found=repr(manifest.get("kind")),
+                fix="load it with ReplayBuffer.loads",
+            )
         shards = validate.read_shards(snap_dir, manifest)
         entries = [e for r in sorted(shards) for e in shards[r]["trajectories"]]
         entries.sort(key=lambda e: (int(episode_counter(e["id"])), e["id"]))
@@ -320,14 +377,22 @@ class TrajectoryReplayBuffer:
         data = {}
         for e in entries:
             seg = e["segment"]
-            arrays = {f["name"]: np.empty(tuple(f["shape"]), dtype=dtype_from_json(f["dtype"]))
-                      for f in seg["fields"]}
-            fio.read_verified(store / seg["file"], [fio.as_bytes_view(arrays[f["name"]])
-                                                    for f in seg["fields"]],
-                              seg["bytes"], seg["crc32"])
+            arrays = {
+                f["name"]: np.empty(tuple(f["shape"]), dtype=dtype_from_json(f["dtype"]))
+                for f in seg["fields"]
+            }
+            fio.read_verified(
+                store / seg["file"],
+                [fio.as_bytes_view(arrays[f["name"]]) for f in seg["fields"]],
+                seg["bytes"],
+                seg["crc32"],
+            )
             data[e["id"]] = arrays
-        counter = max([int(s.get("next_counter", 0)) for s in shards.values()] +
-                      [int(episode_counter(e["id"])) + 1 for e in entries] + [0])
+        counter = max(
+            [int(s.get("next_counter", 0)) for s in shards.values()]
+            + [int(episode_counter(e["id"])) + 1 for e in entries]
+            + [0]
+        )
         exact = len(shards) == 1 and not (is_distributed and world_size > 1)
         with self._lock:
             self.clear()
@@ -335,8 +400,7 @@ class TrajectoryReplayBuffer:
                 e = {k: v for k, v in e.items() if k != "segment"}
                 self.index.append(e)
                 if self.auto_save:
-                    e["file"] = f"trajectory_{e['id']}_{e['model_weights_id']}." \
-                                f"{self.trajectory_format}"
+                    e["file"] = f"trajectory_{e['id']}_{e['model_weights_id']}.{self.trajectory_format}"
                     self._remember(e["id"], data[e["id"]])
                     self._ensure_writer()
                     self._queue.put((self.auto_save_path / e["file"], data[e["id"]]))
@@ -349,11 +413,16 @@ class TrajectoryReplayBuffer:
                 self.rng.bit_generator.state = shards[min(shards)]["rng"]
             else:
                 base = shards[min(shards)].get("seed")
-                self.rng = np.random.default_rng(np.random.SeedSequence(
-                    int(base) if isinstance(base, int) else 0, spawn_key=(self.rank,)))
+                self.rng = np.random.default_rng(
+                    np.random.SeedSequence(int(base) if isinstance(base, int) else 0, spawn_key=(self.rank,))
+                )
             self.return_torch = bool(shards[min(shards)].get("return_torch"))
-        return {"snapshot": str(snap_dir), "trajectories": len(entries),
-                "steps": int(sum(e["length"] for e in entries)), "exact_rng": exact}
+        return {
+            "snapshot": str(snap_dir),
+            "trajectories": len(entries),
+            "steps": int(sum(e["length"] for e in entries)),
+            "exact_rng": exact,
+        }
 
     # ------------------------------------------------------------- lifecycle
     def clear(self) -> None:
@@ -370,8 +439,12 @@ class TrajectoryReplayBuffer:
 
     def _check(self) -> None:
         if self.closed:
-            raise ReplayBufferError("The trajectory buffer is closed", expected="an open buffer",
-                                    found="close() was called", fix="build a new buffer")
+            raise ReplayBufferError(
+                "The trajectory buffer is closed",
+                expected="an open buffer",
+                found="close() was called",
+                fix="build a new buffer",
+            )
         if self._error is not None:
             error, self._error = self._error, None
             raise error

@@ -1,4 +1,5 @@
 """Vectorised sum and min segment trees over float64 leaves (prioritized sampling)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -24,11 +25,13 @@ class SegmentTree:
 
     def rebuild(self, leaves: np.ndarray) -> None:
         """Set all leaves at once (``len(leaves) <= capacity``, the rest neutral) and rebuild."""
-        self.tree[self.size:self.size + len(leaves)] = leaves
-        self.tree[self.size + len(leaves):] = self.neutral  # inner nodes are all rewritten below
+        self.tree[self.size : self.size + len(leaves)] = leaves
+        self.tree[self.size + len(leaves) :] = self.neutral  # inner nodes are all rewritten below
         lo = self.size // 2
         while lo >= 1:
-            self.tree[lo:2 * lo] = self._ufunc(self.tree[2 * lo:4 * lo:2], self.tree[2 * lo + 1:4 * lo:2])
+            self.tree[lo : 2 * lo] = self._ufunc(
+                self.tree[2 * lo : 4 * lo : 2], self.tree[2 * lo + 1 : 4 * lo : 2]
+            )
             lo //= 2
 
     def update(self, indices: np.ndarray, values: np.ndarray) -> None:

@@ -4,6 +4,7 @@ Transports are plug-ins registered by name (``sftp``, ``ftp``, ``local``, ``s3``
 packages add more through the ``rla.sync_transports`` entry-point group. Heavy
 dependencies (paramiko) are imported only when their transport is opened.
 """
+
 from __future__ import annotations
 
 import os
@@ -23,8 +24,11 @@ TRANSPORTS.register("sftp", "RLA.sync.sftp:SFTPTransport", install_hint="pip ins
 TRANSPORTS.register("s3", "RLA.sync.s3:S3Transport", install_hint="pip install 'RLA[s3]' (s3fs)")
 
 
-def open_transport(settings: RemoteSettings, project_root: Optional[Path] = None,
-                   warn: Optional[Callable[[str], None]] = None) -> Transport:
+def open_transport(
+    settings: RemoteSettings,
+    project_root: Optional[Path] = None,
+    warn: Optional[Callable[[str], None]] = None,
+) -> Transport:
     """Connect to the main node described by ``settings`` (one connection).
 
     Args:
@@ -42,14 +46,26 @@ def open_transport(settings: RemoteSettings, project_root: Optional[Path] = None
     if protocol == "local":
         return cls()
     if protocol == "s3":  # credentials: AWS environment, profile or instance role only
-        return cls(bucket=settings.bucket, prefix=settings.prefix or "", endpoint_url=settings.endpoint_url,
-                   region=settings.region, profile=settings.profile, timeout=settings.timeout)
+        return cls(
+            bucket=settings.bucket,
+            prefix=settings.prefix or "",
+            endpoint_url=settings.endpoint_url,
+            region=settings.region,
+            profile=settings.profile,
+            timeout=settings.timeout,
+        )
     if not settings.ftp_server:
-        raise ConfigError("REMOTE_SETTING.ftp_server is not set", expected="the main node's host name or address",
-                          found="an empty value", fix="set REMOTE_SETTING.ftp_server in rla_config.yaml")
+        raise ConfigError(
+            "REMOTE_SETTING.ftp_server is not set",
+            expected="the main node's host name or address",
+            found="an empty value",
+            fix="set REMOTE_SETTING.ftp_server in rla_config.yaml",
+        )
     if settings.password_from_config() and warn is not None:
-        warn("REMOTE_SETTING.password is read from rla_config.yaml; prefer an SSH key or the "
-             "environment variable RLA_REMOTE_PASSWORD")
+        warn(
+            "REMOTE_SETTING.password is read from rla_config.yaml; prefer an SSH key or the "
+            "environment variable RLA_REMOTE_PASSWORD"
+        )
     if protocol == "ftp" and settings.resolved_password():
         _warn_clear_text(settings, warn)
 
@@ -61,17 +77,27 @@ def open_transport(settings: RemoteSettings, project_root: Optional[Path] = None
             expanded = project_root / expanded
         return str(expanded)
 
-    return cls(host=settings.ftp_server, port=settings.port, username=settings.username or None,
-               password=settings.resolved_password(), key_filename=resolve(settings.key_filename),
-               allow_agent=settings.allow_agent, known_hosts=resolve(settings.known_hosts),
-               host_key_policy=settings.host_key_policy, timeout=settings.timeout, warn=warn)
+    return cls(
+        host=settings.ftp_server,
+        port=settings.port,
+        username=settings.username or None,
+        password=settings.resolved_password(),
+        key_filename=resolve(settings.key_filename),
+        allow_agent=settings.allow_agent,
+        known_hosts=resolve(settings.known_hosts),
+        host_key_policy=settings.host_key_policy,
+        timeout=settings.timeout,
+        warn=warn,
+    )
 
 
 def _warn_clear_text(settings: RemoteSettings, warn: Optional[Callable[[str], None]]) -> None:
     """FTP sends the password (and every file) readable by anyone on the path: say so each time."""
-    message = (f"the password for {settings.username or 'anonymous'}@{settings.ftp_server} is sent in "
-               f"clear text over FTP, and so is every file; use file_transfer_protocol: sftp (SSH) "
-               f"unless the network is yours")
+    message = (
+        f"the password for {settings.username or 'anonymous'}@{settings.ftp_server} is sent in "
+        f"clear text over FTP, and so is every file; use file_transfer_protocol: sftp (SSH) "
+        f"unless the network is yours"
+    )
     if warn is not None:
         warn(message)
     else:

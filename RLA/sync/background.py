@@ -5,6 +5,7 @@ ones (the next push sends everything anyway). Errors and warnings raised in the 
 are kept and handed over on the caller's thread: warnings at the next :meth:`submit` or
 at :meth:`close`, errors at :meth:`close` (which flushes the queue first).
 """
+
 from __future__ import annotations
 
 import queue
@@ -63,8 +64,12 @@ class BackgroundSyncer:
             SyncError: the syncer is closed.
         """
         if self._closed:
-            raise SyncError("The background syncer is closed", expected="submit() before close()",
-                            found="submit() after close()", fix="create a new BackgroundSyncer")
+            raise SyncError(
+                "The background syncer is closed",
+                expected="submit() before close()",
+                found="submit() after close()",
+                fix="create a new BackgroundSyncer",
+            )
         self._deliver()
         if self._thread is None:
             self._thread = threading.Thread(target=self._run, name="rla-sync", daemon=True)
@@ -92,8 +97,14 @@ class BackgroundSyncer:
             except RLAError as exc:
                 self._record(exc)
             except Exception as exc:  # noqa: BLE001 - a thread must not die silently
-                self._record(SyncError("Background sync failed unexpectedly", expected="a successful push",
-                                       found=f"{type(exc).__name__}: {exc}", fix="report this as a bug"))
+                self._record(
+                    SyncError(
+                        "Background sync failed unexpectedly",
+                        expected="a successful push",
+                        found=f"{type(exc).__name__}: {exc}",
+                        fix="report this as a bug",
+                    )
+                )
 
     def _record(self, exc: RLAError) -> None:
         with self._lock:
@@ -130,8 +141,12 @@ class BackgroundSyncer:
         errors = self.errors
         if errors and raise_errors:
             first = errors[0]
-            raise SyncError(f"{len(errors)} background sync(s) failed; the first: {first.problem}",
-                            expected=first.expected, found=first.found, fix=first.fix) from first
+            raise SyncError(
+                f"{len(errors)} background sync(s) failed; the first: {first.problem}",
+                expected=first.expected,
+                found=first.found,
+                fix=first.fix,
+            ) from first
 
     def __enter__(self) -> "BackgroundSyncer":
         return self

@@ -5,6 +5,7 @@ only primitives (stat, list, mkdir, write at an offset, read from an offset, ren
 remove); whole-run logic, retries and resumption live in :mod:`RLA.sync.syncer`.
 Transports are context managers whose :meth:`Transport.close` is idempotent.
 """
+
 from __future__ import annotations
 
 import abc
@@ -120,8 +121,16 @@ class Transport(abc.ABC):
         raise NotImplementedError("The 'mkdir' method must be implemented.")
 
     @abc.abstractmethod
-    def write(self, rpath: str, source: IO[bytes], offset: int, length: int, mtime: Optional[float] = None,
-              expect_size: Optional[int] = None, mode: Optional[int] = None) -> WriteResult:
+    def write(
+        self,
+        rpath: str,
+        source: IO[bytes],
+        offset: int,
+        length: int,
+        mtime: Optional[float] = None,
+        expect_size: Optional[int] = None,
+        mode: Optional[int] = None,
+    ) -> WriteResult:
         """Write ``length`` bytes read from ``source`` into ``rpath`` starting at ``offset``.
 
         ``offset == 0`` creates or truncates the file; a positive offset writes into the
@@ -153,7 +162,7 @@ class Transport(abc.ABC):
         """Delete the file ``rpath`` (a missing file is fine)."""
         raise NotImplementedError("The 'remove' method must be implemented.")
 
-    def set_mtime(self, rpath: str, mtime: float) -> None:
+    def set_mtime(self, rpath: str, mtime: float) -> None:  # noqa: B027 - an optional hook
         """Set the modification time of ``rpath``; optional, the default does nothing."""
 
     def fork(self) -> Optional["Transport"]:
@@ -182,12 +191,13 @@ class Transport(abc.ABC):
             raise
         return lanes
 
-    def _close(self) -> None:
+    def _close(self) -> None:  # noqa: B027 - an optional hook
         """Release the connection; called once by :meth:`close`."""
 
     # -------------------------------------------------------------- conveniences
-    def put(self, lpath: "os.PathLike[str] | str", rpath: str, offset: int = 0,
-            length: Optional[int] = None) -> int:
+    def put(
+        self, lpath: "os.PathLike[str] | str", rpath: str, offset: int = 0, length: Optional[int] = None
+    ) -> int:
         """Upload the local file from ``offset`` (``length`` bytes, default: to its end)."""
         with open(lpath, "rb") as handle:
             if length is None:
@@ -195,11 +205,26 @@ class Transport(abc.ABC):
             handle.seek(offset)
             return self.send(rpath, handle, offset, length).sent
 
-    def send(self, rpath: str, source: IO[bytes], offset: int, length: int, mtime: Optional[float] = None,
-             expect_size: Optional[int] = None, mode: Optional[int] = None) -> WriteResult:
+    def send(
+        self,
+        rpath: str,
+        source: IO[bytes],
+        offset: int,
+        length: int,
+        mtime: Optional[float] = None,
+        expect_size: Optional[int] = None,
+        mode: Optional[int] = None,
+    ) -> WriteResult:
         """:meth:`write` that counts the bytes into :attr:`bytes_sent`."""
-        result = self.write(rpath, source, offset, length, mtime=mtime, expect_size=expect_size,
-                            mode=None if mode is None else mode & PERMISSION_BITS)
+        result = self.write(
+            rpath,
+            source,
+            offset,
+            length,
+            mtime=mtime,
+            expect_size=expect_size,
+            mode=None if mode is None else mode & PERMISSION_BITS,
+        )
         self.bytes_sent += result.sent
         return result
 
@@ -229,8 +254,9 @@ class Transport(abc.ABC):
             self.mkdir(rpath)
         self._known_dirs.add(rpath)
 
-    def walk(self, rpath: str, refuse: Optional[Callable[[str, str], None]] = None
-             ) -> Iterator[Tuple[str, RemoteEntry]]:
+    def walk(
+        self, rpath: str, refuse: Optional[Callable[[str, str], None]] = None
+    ) -> Iterator[Tuple[str, RemoteEntry]]:
         """Yield ``(relative path, entry)`` for every file and link below ``rpath``.
 
         Only plain names are followed (a server listing ``..``, ``a/b`` or a name with a
@@ -285,15 +311,14 @@ class _CappedSink:
 
     def write(self, data: bytes) -> int:
         if self.limit is not None:
-            data = data[:max(0, self.limit - self.written)]
+            data = data[: max(0, self.limit - self.written)]
         if data:
             self.sink.write(data)
             self.written += len(data)
         return len(data)
 
 
-def copy_stream(source: IO[bytes], write: Callable[[bytes], object], length: int,
-                chunk: int = CHUNK) -> int:
+def copy_stream(source: IO[bytes], write: Callable[[bytes], object], length: int, chunk: int = CHUNK) -> int:
     """Copy exactly ``length`` bytes (fewer if ``source`` ends) from ``source`` to ``write``."""
     done = 0
     while done < length:

@@ -1,4 +1,5 @@
 """``FTPTransport``: the main node over FTP (stdlib ftplib), on any port."""
+
 from __future__ import annotations
 
 import calendar
@@ -8,7 +9,15 @@ import time
 from typing import IO, Callable, Dict, List, Optional, Tuple
 
 from RLA.errors import AuthError, TransportError
-from RLA.sync.base import CHUNK, PERMISSION_BITS, RemoteEntry, RemoteFileError, RemoteStat, Transport, WriteResult
+from RLA.sync.base import (
+    CHUNK,
+    PERMISSION_BITS,
+    RemoteEntry,
+    RemoteFileError,
+    RemoteStat,
+    Transport,
+    WriteResult,
+)
 from RLA.sync.secrets import scrub
 
 _FAILURES = (ftplib.Error, OSError, EOFError)
@@ -83,9 +92,16 @@ class FTPTransport(Transport):
 
     name = "ftp"
 
-    def __init__(self, host: str, port: Optional[int] = None, username: Optional[str] = None,
-                 password: Optional[str] = None, timeout: float = 30.0,
-                 warn: Optional[Callable[[str], None]] = None, **_ignored: object) -> None:
+    def __init__(
+        self,
+        host: str,
+        port: Optional[int] = None,
+        username: Optional[str] = None,
+        password: Optional[str] = None,
+        timeout: float = 30.0,
+        warn: Optional[Callable[[str], None]] = None,
+        **_ignored: object,
+    ) -> None:
         super().__init__()
         self._warn, self._chmod_refused = warn, False
         self.host, self.port, self.username = host, int(port or 21), username or "anonymous"
@@ -96,29 +112,39 @@ class FTPTransport(Transport):
             self._ftp.connect(host, self.port)
         except _FAILURES as exc:
             self._ftp.close()
-            raise TransportError(f"Cannot connect to the FTP server {host}:{self.port}",
-                                 expected="an FTP server accepting connections",
-                                 found=f"{type(exc).__name__}: {exc}",
-                                 fix="check ftp_server, port and the network") from None
+            raise TransportError(
+                f"Cannot connect to the FTP server {host}:{self.port}",
+                expected="an FTP server accepting connections",
+                found=f"{type(exc).__name__}: {exc}",
+                fix="check ftp_server, port and the network",
+            ) from None
         try:
             self._ftp.login(self.username, password or "")
             self._ftp.voidcmd("TYPE I")
         except ftplib.error_perm as exc:
             self._ftp.close()
-            raise AuthError(f"FTP login to {self._where} failed", expected="a valid username and password",
-                            found=scrub(str(exc), password),
-                            fix="check REMOTE_SETTING.username and RLA_REMOTE_PASSWORD") from None
+            raise AuthError(
+                f"FTP login to {self._where} failed",
+                expected="a valid username and password",
+                found=scrub(str(exc), password),
+                fix="check REMOTE_SETTING.username and RLA_REMOTE_PASSWORD",
+            ) from None
         except _FAILURES as exc:
             self._ftp.close()
-            raise TransportError(f"FTP login to {self._where} failed", expected="a working FTP session",
-                                 found=scrub(f"{type(exc).__name__}: {exc}", password),
-                                 fix="check the server, then sync again") from None
+            raise TransportError(
+                f"FTP login to {self._where} failed",
+                expected="a working FTP session",
+                found=scrub(f"{type(exc).__name__}: {exc}", password),
+                fix="check the server, then sync again",
+            ) from None
 
     def _fail(self, action: str, rpath: str, exc: BaseException) -> TransportError:
-        return TransportError(f"FTP could not {action} {rpath} on {self._where}",
-                              expected="a working FTP session and a writable remote_data_root",
-                              found=scrub(f"{type(exc).__name__}: {exc}", self._secret),
-                              fix="check the path and permissions on the main node, then sync again")
+        return TransportError(
+            f"FTP could not {action} {rpath} on {self._where}",
+            expected="a working FTP session and a writable remote_data_root",
+            found=scrub(f"{type(exc).__name__}: {exc}", self._secret),
+            fix="check the path and permissions on the main node, then sync again",
+        )
 
     def _call(self, action: str, rpath: str, fn: Callable[[], object]) -> object:
         try:
@@ -139,8 +165,13 @@ class FTPTransport(Transport):
         kind, link = _entry_kind(facts)
         if kind in ("dir", "cdir", "pdir"):
             return None
-        return RemoteStat(_size(facts), _parse_modify(facts.get("modify")), _parse_mode(facts.get("unix.mode")),
-                          link, kind != "file" and not link)
+        return RemoteStat(
+            _size(facts),
+            _parse_modify(facts.get("modify")),
+            _parse_mode(facts.get("unix.mode")),
+            link,
+            kind != "file" and not link,
+        )
 
     def listdir(self, rpath: str) -> List[RemoteEntry]:
         try:
@@ -154,8 +185,17 @@ class FTPTransport(Transport):
             kind, link = _entry_kind(facts)
             if kind in ("cdir", "pdir") or name in (".", ".."):
                 continue
-            out.append(RemoteEntry(name, kind == "dir", _size(facts), _parse_modify(facts.get("modify")),
-                                   _parse_mode(facts.get("unix.mode")), link, kind not in ("file", "dir") and not link))
+            out.append(
+                RemoteEntry(
+                    name,
+                    kind == "dir",
+                    _size(facts),
+                    _parse_modify(facts.get("modify")),
+                    _parse_mode(facts.get("unix.mode")),
+                    link,
+                    kind not in ("file", "dir") and not link,
+                )
+            )
         return out
 
     def mkdir(self, rpath: str) -> None:
@@ -169,8 +209,16 @@ class FTPTransport(Transport):
         except _FAILURES as exc:
             raise self._fail("create directory", rpath, exc) from exc
 
-    def write(self, rpath: str, source: IO[bytes], offset: int, length: int, mtime: Optional[float] = None,
-              expect_size: Optional[int] = None, mode: Optional[int] = None) -> WriteResult:
+    def write(
+        self,
+        rpath: str,
+        source: IO[bytes],
+        offset: int,
+        length: int,
+        mtime: Optional[float] = None,
+        expect_size: Optional[int] = None,
+        mode: Optional[int] = None,
+    ) -> WriteResult:
         if expect_size is not None:
             found = self.stat(rpath)
             if found is None or found.size != expect_size:
@@ -181,8 +229,11 @@ class FTPTransport(Transport):
             self._call("write", rpath, lambda: self._ftp.storbinary(f"STOR {rpath}", io.BytesIO(b"")))
             narrowed = self._chmod(rpath, mode)
         reader = _Limited(source, length)
-        self._call("write", rpath, lambda: self._ftp.storbinary(f"STOR {rpath}", reader, blocksize=CHUNK,
-                                                                 rest=offset or None))
+        self._call(
+            "write",
+            rpath,
+            lambda: self._ftp.storbinary(f"STOR {rpath}", reader, blocksize=CHUNK, rest=offset or None),
+        )
         if mtime is not None:
             self.set_mtime(rpath, mtime)
         after = self.stat(rpath)
@@ -197,8 +248,10 @@ class FTPTransport(Transport):
             return True
         except ftplib.error_perm as exc:
             if not self._chmod_refused and self._warn is not None:
-                self._warn(f"the FTP server {self._where} refused SITE CHMOD ({scrub(str(exc), self._secret)}); "
-                           f"pushed files get its default mode instead of their own")
+                self._warn(
+                    f"the FTP server {self._where} refused SITE CHMOD ({scrub(str(exc), self._secret)}); "
+                    f"pushed files get its default mode instead of their own"
+                )
             self._chmod_refused = True
             return False
         except _FAILURES as exc:
@@ -210,8 +263,12 @@ class FTPTransport(Transport):
             self._ftp.voidcmd("TYPE I")  # MLSD (retrlines) switched the session to ASCII
             conn = self._ftp.transfercmd(f"RETR {rpath}", rest=offset or None)
         except ftplib.error_perm as exc:
-            raise RemoteFileError(f"FTP cannot read {rpath} on {self._where}", expected="a readable file",
-                                  found=scrub(str(exc), self._secret), fix="pull again") from None
+            raise RemoteFileError(
+                f"FTP cannot read {rpath} on {self._where}",
+                expected="a readable file",
+                found=scrub(str(exc), self._secret),
+                fix="pull again",
+            ) from None
         except _FAILURES as exc:
             raise self._fail("read", rpath, exc) from exc
         got, cut = 0, False

@@ -1,4 +1,5 @@
 """``LocalTransport``: a folder acting as the main node (NFS mounts, tests)."""
+
 from __future__ import annotations
 
 import errno
@@ -8,8 +9,16 @@ from typing import IO, List, Optional
 
 from RLA.errors import TransportError
 from RLA.safe_paths import NOFOLLOW, NONBLOCK
-from RLA.sync.base import (PERMISSION_BITS, RemoteEntry, RemoteFileError, RemoteStat, Transport, WriteResult,
-                           copy_stream, is_special_mode)
+from RLA.sync.base import (
+    PERMISSION_BITS,
+    RemoteEntry,
+    RemoteFileError,
+    RemoteStat,
+    Transport,
+    WriteResult,
+    copy_stream,
+    is_special_mode,
+)
 
 
 class LocalTransport(Transport):
@@ -27,15 +36,21 @@ class LocalTransport(Transport):
 
     @staticmethod
     def _fail(action: str, rpath: str, exc: OSError) -> TransportError:
-        return TransportError(f"Local transport could not {action} {rpath}",
-                              expected="a writable folder", found=f"{type(exc).__name__}: {exc.strerror or exc}",
-                              fix="check that the folder is mounted and writable")
+        return TransportError(
+            f"Local transport could not {action} {rpath}",
+            expected="a writable folder",
+            found=f"{type(exc).__name__}: {exc.strerror or exc}",
+            fix="check that the folder is mounted and writable",
+        )
 
     @staticmethod
     def _link_error(rpath: str) -> TransportError:
-        return RemoteFileError(f"Local transport refuses {rpath}: it is a symbolic link",
-                              expected="a plain file", found="a symbolic link",
-                              fix="replace the link by the file on the main node; sync never follows links")
+        return RemoteFileError(
+            f"Local transport refuses {rpath}: it is a symbolic link",
+            expected="a plain file",
+            found="a symbolic link",
+            fix="replace the link by the file on the main node; sync never follows links",
+        )
 
     def stat(self, rpath: str) -> Optional[RemoteStat]:
         try:
@@ -44,8 +59,13 @@ class LocalTransport(Transport):
             return None
         except OSError as exc:
             raise self._fail("stat", rpath, exc) from exc
-        return RemoteStat(st.st_size, st.st_mtime, stat_mod.S_IMODE(st.st_mode), stat_mod.S_ISLNK(st.st_mode),
-                          is_special_mode(st.st_mode))
+        return RemoteStat(
+            st.st_size,
+            st.st_mtime,
+            stat_mod.S_IMODE(st.st_mode),
+            stat_mod.S_ISLNK(st.st_mode),
+            is_special_mode(st.st_mode),
+        )
 
     def listdir(self, rpath: str) -> List[RemoteEntry]:
         try:
@@ -54,8 +74,17 @@ class LocalTransport(Transport):
                 for entry in it:
                     st = entry.stat(follow_symlinks=False)
                     link = stat_mod.S_ISLNK(st.st_mode)
-                    out.append(RemoteEntry(entry.name, stat_mod.S_ISDIR(st.st_mode), st.st_size, st.st_mtime,
-                                           stat_mod.S_IMODE(st.st_mode), link, is_special_mode(st.st_mode)))
+                    out.append(
+                        RemoteEntry(
+                            entry.name,
+                            stat_mod.S_ISDIR(st.st_mode),
+                            st.st_size,
+                            st.st_mtime,
+                            stat_mod.S_IMODE(st.st_mode),
+                            link,
+                            is_special_mode(st.st_mode),
+                        )
+                    )
                 return out
         except FileNotFoundError:
             return []
@@ -67,8 +96,12 @@ class LocalTransport(Transport):
             os.mkdir(rpath)
         except FileExistsError:
             if not os.path.isdir(rpath) or os.path.islink(rpath):
-                raise TransportError(f"Cannot create directory {rpath}", expected="a directory or nothing",
-                                     found="a file or a link", fix="remove it on the main node") from None
+                raise TransportError(
+                    f"Cannot create directory {rpath}",
+                    expected="a directory or nothing",
+                    found="a file or a link",
+                    fix="remove it on the main node",
+                ) from None
         except OSError as exc:
             raise self._fail("create directory", rpath, exc) from exc
 
@@ -84,8 +117,16 @@ class LocalTransport(Transport):
             os.fchmod(fd, mode & PERMISSION_BITS)  # exactly the mode: an existing file, the umask
         return fd
 
-    def write(self, rpath: str, source: IO[bytes], offset: int, length: int, mtime: Optional[float] = None,
-              expect_size: Optional[int] = None, mode: Optional[int] = None) -> WriteResult:
+    def write(
+        self,
+        rpath: str,
+        source: IO[bytes],
+        offset: int,
+        length: int,
+        mtime: Optional[float] = None,
+        expect_size: Optional[int] = None,
+        mode: Optional[int] = None,
+    ) -> WriteResult:
         try:
             fd = self._open_for_write(rpath, offset == 0 and expect_size is None, mode)
             with os.fdopen(fd, "r+b") as handle:
@@ -113,14 +154,21 @@ class LocalTransport(Transport):
             if exc.errno == errno.ELOOP:
                 raise self._link_error(rpath) from None
             if isinstance(exc, (FileNotFoundError, PermissionError, IsADirectoryError)):
-                raise RemoteFileError(f"Local transport cannot read {rpath}", expected="a readable file",
-                                      found=f"{type(exc).__name__}: {exc.strerror}", fix="pull again") from None
+                raise RemoteFileError(
+                    f"Local transport cannot read {rpath}",
+                    expected="a readable file",
+                    found=f"{type(exc).__name__}: {exc.strerror}",
+                    fix="pull again",
+                ) from None
             raise self._fail("read", rpath, exc) from exc
         if not stat_mod.S_ISREG(os.fstat(fd).st_mode):  # the opened file itself: no race with the listing
             os.close(fd)
-            raise RemoteFileError(f"Local transport refuses {rpath}: it is not a regular file",
-                                  expected="a regular file", found="a folder, FIFO, socket or device",
-                                  fix="remove it from the main node's run folder")
+            raise RemoteFileError(
+                f"Local transport refuses {rpath}: it is not a regular file",
+                expected="a regular file",
+                found="a folder, FIFO, socket or device",
+                fix="remove it from the main node's run folder",
+            )
         try:
             with os.fdopen(fd, "rb") as handle:
                 handle.seek(offset)
@@ -155,4 +203,3 @@ class LocalTransport(Transport):
 
     def __repr__(self) -> str:
         return "LocalTransport()"
-

@@ -5,6 +5,7 @@ A manifest lives on the worker under ``<data_root>/.rla_sync/<target>/<task>/<da
 completely and, while a file is in flight, the ``pending`` upload so that a sync killed at
 any point resumes the temporary remote file instead of starting over.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -65,15 +66,20 @@ class RunManifest:
 
     def save(self) -> None:
         """Write the manifest (atomic; not fsync'ed: a killed process loses nothing)."""
-        atomic_write_json(self.path, {
-            "version": FORMAT_VERSION,
-            "files": {key: asdict(rec) for key, rec in sorted(self.files.items())},
-            "pending": asdict(self.pending) if self.pending else None,
-        }, durable=False)
+        atomic_write_json(
+            self.path,
+            {
+                "version": FORMAT_VERSION,
+                "files": {key: asdict(rec) for key, rec in sorted(self.files.items())},
+                "pending": asdict(self.pending) if self.pending else None,
+            },
+            durable=False,
+        )
 
 
-def target_id(protocol: str, host: Optional[str], port: Optional[int], username: Optional[str],
-              remote_root: str) -> str:
+def target_id(
+    protocol: str, host: Optional[str], port: Optional[int], username: Optional[str], remote_root: str
+) -> str:
     """A short stable name for one sync target (no secret goes into it)."""
     text = f"{protocol}://{username or ''}@{host or ''}:{port or ''}/{remote_root.rstrip('/')}"
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]

@@ -1,4 +1,5 @@
 """The sync planner: pure diffs of two file listings into transfer steps (no I/O)."""
+
 from __future__ import annotations
 
 import enum
@@ -11,8 +12,16 @@ from RLA.sync.manifest import FileRecord, Pending
 
 #: Files a run only ever appends to (the logger's text outputs, TensorBoard events, JSON
 #: lines). Only their new bytes travel, after the old prefix is checked against its hash.
-APPEND_ONLY_PATTERNS = ("progress.csv", "progress.json", "log.txt", "warn.txt", "backup.txt",
-                        "*.jsonl", "events.out.tfevents.*", "*.tfevents.*")
+APPEND_ONLY_PATTERNS = (
+    "progress.csv",
+    "progress.json",
+    "log.txt",
+    "warn.txt",
+    "backup.txt",
+    "*.jsonl",
+    "events.out.tfevents.*",
+    "*.tfevents.*",
+)
 #: Sent last so that the main node sees a run's metadata only after its data.
 LAST_FILES = ("run.json",)
 
@@ -20,12 +29,12 @@ LAST_FILES = ("run.json",)
 class Action(enum.Enum):
     """What to do with one file."""
 
-    UPLOAD = "upload"      # whole file to a temporary name, then rename
-    RESUME = "resume"      # continue an interrupted UPLOAD of the same local file
-    APPEND = "append"      # send only bytes past ``offset`` (if the prefix is unchanged)
-    DELETE = "delete"      # the file was sent before and is gone locally
+    UPLOAD = "upload"  # whole file to a temporary name, then rename
+    RESUME = "resume"  # continue an interrupted UPLOAD of the same local file
+    APPEND = "append"  # send only bytes past ``offset`` (if the prefix is unchanged)
+    DELETE = "delete"  # the file was sent before and is gone locally
     DOWNLOAD = "download"  # pull: whole file to a temporary name, then rename
-    FETCH = "fetch"        # pull: only the bytes past ``offset`` of an append-only file
+    FETCH = "fetch"  # pull: only the bytes past ``offset`` of an append-only file
 
 
 @dataclass(frozen=True)
@@ -72,8 +81,9 @@ def _order(key: str) -> tuple:
     return (posixpath.basename(key) in LAST_FILES, key)
 
 
-def plan_push(local: Mapping[str, LocalFile], sent: Mapping[str, FileRecord],
-              pending: Optional[Pending] = None) -> List[Step]:
+def plan_push(
+    local: Mapping[str, LocalFile], sent: Mapping[str, FileRecord], pending: Optional[Pending] = None
+) -> List[Step]:
     """Steps that make the target equal to ``local``, given what was ``sent`` before.
 
     A file whose size and mtime equal its record is skipped without asking the remote.
@@ -82,11 +92,19 @@ def plan_push(local: Mapping[str, LocalFile], sent: Mapping[str, FileRecord],
     for key in sorted(local, key=_order):
         now = local[key]
         record = sent.get(key)
-        if record is not None and record.size == now.size and record.mtime_ns == now.mtime_ns \
-                and (record.mode is None or record.mode == now.mode):
+        if (
+            record is not None
+            and record.size == now.size
+            and record.mtime_ns == now.mtime_ns
+            and (record.mode is None or record.mode == now.mode)
+        ):
             continue
-        if pending is not None and pending.key == key and pending.size == now.size \
-                and pending.mtime_ns == now.mtime_ns:
+        if (
+            pending is not None
+            and pending.key == key
+            and pending.size == now.size
+            and pending.mtime_ns == now.mtime_ns
+        ):
             steps.append(Step(Action.RESUME, key))
         elif record is not None and is_append_only(key) and now.size >= record.size:
             steps.append(Step(Action.APPEND, key, record.size))
@@ -106,8 +124,11 @@ def plan_pull(remote: Mapping[str, RemoteFile], local: Mapping[str, LocalFile]) 
     for key in sorted(remote, key=_order):
         there = remote[key]
         here = local.get(key)
-        if here is not None and here.size == there.size and (
-                there.mtime is None or int(here.mtime_ns // 1_000_000_000) == int(there.mtime)):
+        if (
+            here is not None
+            and here.size == there.size
+            and (there.mtime is None or int(here.mtime_ns // 1_000_000_000) == int(there.mtime))
+        ):
             continue
         if here is not None and is_append_only(key) and here.size < there.size:
             steps.append(Step(Action.FETCH, key, here.size))
@@ -116,8 +137,9 @@ def plan_pull(remote: Mapping[str, RemoteFile], local: Mapping[str, LocalFile]) 
     return steps
 
 
-def drop_oversize(steps: List[Step], sizes: Mapping[str, int], limit: Optional[int]
-                  ) -> Tuple[List[Step], List[str]]:
+def drop_oversize(
+    steps: List[Step], sizes: Mapping[str, int], limit: Optional[int]
+) -> Tuple[List[Step], List[str]]:
     """The steps without transfers of files larger than ``limit`` bytes, and the keys dropped.
 
     Deletions stay (they move no bytes); ``limit=None`` keeps everything.

@@ -6,6 +6,7 @@ inside the data root with no link on the way, a remote link is skipped, a downlo
 at the listed size (and at the size cap), and a pulled file is never given a wider mode
 than the server reported or the local umask allows.
 """
+
 from __future__ import annotations
 
 import errno
@@ -29,11 +30,16 @@ OVERLAP = 4096
 #: Local errors that mean "this destination cannot hold this file" (a folder in the way, a
 #: path too long, a name the file system refuses): the file is skipped, the pull goes on.
 #: Anything else (a full disk, a read-only data root) still stops the pull.
-_DESTINATION_ERRORS = {errno.EISDIR: "a folder is in the way", errno.ENOTDIR: "a file is in the way",
-                       errno.ENOTEMPTY: "a folder is in the way", errno.EEXIST: "something is in the way",
-                       errno.ENAMETOOLONG: "the local path is too long", errno.ELOOP: "a link is in the way",
-                       errno.EINVAL: "the local file system refuses the name",
-                       errno.EILSEQ: "the local file system refuses the name"}
+_DESTINATION_ERRORS = {
+    errno.EISDIR: "a folder is in the way",
+    errno.ENOTDIR: "a file is in the way",
+    errno.ENOTEMPTY: "a folder is in the way",
+    errno.EEXIST: "something is in the way",
+    errno.ENAMETOOLONG: "the local path is too long",
+    errno.ELOOP: "a link is in the way",
+    errno.EINVAL: "the local file system refuses the name",
+    errno.EILSEQ: "the local file system refuses the name",
+}
 
 
 @dataclass
@@ -49,13 +55,15 @@ class _Skip(Exception):
     """One file is left out (with the reason); the rest of the pull goes on."""
 
 
-def _run_of(data_type: str, parts: List[str], entry: RemoteEntry, root: Path, refuse: Refuse) -> Optional[RunLayout]:
+def _run_of(
+    data_type: str, parts: List[str], entry: RemoteEntry, root: Path, refuse: Refuse
+) -> Optional[RunLayout]:
     """The run a day folder's entry names, or ``None`` (refused entries are reported)."""
     name = entry.name
     if data_type == ARCHIVE_TESTER:
         if entry.is_dir or not name.endswith(".json"):
             return None
-        name = name[:-len(".json")]
+        name = name[: -len(".json")]
     elif not entry.is_dir and not entry.is_link:
         return None
     where = "/".join([data_type, *parts, str(entry.name)])
@@ -86,9 +94,14 @@ def _descend(data_type: str, parts: List[str], entry: RemoteEntry, refuse: Refus
     return is_plain_component(entry.name)
 
 
-def find_remote_runs(transport: Transport, remote_root: str, data_types: Iterable[str],
-                     task: Optional[str] = None, keep: Optional[Callable[[RunLayout], bool]] = None,
-                     refuse: Optional[Refuse] = None) -> List[RunLayout]:
+def find_remote_runs(
+    transport: Transport,
+    remote_root: str,
+    data_types: Iterable[str],
+    task: Optional[str] = None,
+    keep: Optional[Callable[[RunLayout], bool]] = None,
+    refuse: Optional[Refuse] = None,
+) -> List[RunLayout]:
     """Runs found under ``<remote_root>/<data_type>[/<task>]`` (layouts rooted remotely).
 
     Only plain, non-hidden folder names are descended into (never a link, at most
@@ -118,9 +131,15 @@ def find_remote_runs(transport: Transport, remote_root: str, data_types: Iterabl
     return sorted(found.values(), key=lambda r: r.relative)
 
 
-def pull_run(transport: Transport, remote: RunLayout, local: RunLayout, there: Dict[str, RemoteFile],
-             steps: List[Step], max_file_size: Optional[int] = None,
-             refuse: Optional[Refuse] = None) -> RunPullResult:
+def pull_run(
+    transport: Transport,
+    remote: RunLayout,
+    local: RunLayout,
+    there: Dict[str, RemoteFile],
+    steps: List[Step],
+    max_file_size: Optional[int] = None,
+    refuse: Optional[Refuse] = None,
+) -> RunPullResult:
     """Download the planned files of one run; each lands under a temp name, then is renamed.
 
     A file whose destination is refused, that is larger than ``max_file_size``, or that
@@ -136,9 +155,19 @@ def pull_run(transport: Transport, remote: RunLayout, local: RunLayout, there: D
         try:
             lpath = local_destination(local, step.key)
             if max_file_size is not None and listed.size > max_file_size:
-                raise _Skip(f"it is {listed.size} bytes, over the cap of {max_file_size} bytes (max_file_size)")
-            _pull_file(transport, key_path(remote, step.key), local.data_root, lpath, step, listed,
-                       max_file_size, result)
+                raise _Skip(
+                    f"it is {listed.size} bytes, over the cap of {max_file_size} bytes (max_file_size)"
+                )
+            _pull_file(
+                transport,
+                key_path(remote, step.key),
+                local.data_root,
+                lpath,
+                step,
+                listed,
+                max_file_size,
+                result,
+            )
         except (UnsafePathError, RemoteFileError, _Skip) as exc:
             refuse(step.key, str(exc) if isinstance(exc, _Skip) else exc.problem)
             result.skipped.append(step.key)
@@ -150,8 +179,16 @@ def pull_run(transport: Transport, remote: RunLayout, local: RunLayout, there: D
     return result
 
 
-def _pull_file(transport: Transport, rpath: str, data_root: Path, lpath: Path, step: Step, listed: RemoteFile,
-               cap: Optional[int], result: RunPullResult) -> None:
+def _pull_file(
+    transport: Transport,
+    rpath: str,
+    data_root: Path,
+    lpath: Path,
+    step: Step,
+    listed: RemoteFile,
+    cap: Optional[int],
+    result: RunPullResult,
+) -> None:
     """One planned file, written only through a descriptor of its (checked) local folder.
 
     Every local call below is relative to that descriptor (``openat``-style): a folder
@@ -159,7 +196,9 @@ def _pull_file(transport: Transport, rpath: str, data_root: Path, lpath: Path, s
     """
     dir_fd = open_dir_inside(data_root, lpath.parent)
     try:
-        if step.action is Action.FETCH and _fetch_tail(transport, rpath, dir_fd, lpath.name, step.offset, listed):
+        if step.action is Action.FETCH and _fetch_tail(
+            transport, rpath, dir_fd, lpath.name, step.offset, listed
+        ):
             result.fetched.append(step.key)
         else:
             _download(transport, rpath, dir_fd, lpath.name, listed, cap)
@@ -170,7 +209,9 @@ def _pull_file(transport: Transport, rpath: str, data_root: Path, lpath: Path, s
         os.close(dir_fd)
 
 
-def _fetch_tail(transport: Transport, rpath: str, dir_fd: int, name: str, offset: int, listed: RemoteFile) -> bool:
+def _fetch_tail(
+    transport: Transport, rpath: str, dir_fd: int, name: str, offset: int, listed: RemoteFile
+) -> bool:
     """Append the remote bytes past ``offset`` to ``name`` in ``dir_fd``; ``False`` if it is not a prefix."""
     start = max(0, offset - OVERLAP)
     fd = os.open(name, os.O_RDWR | NOFOLLOW, dir_fd=dir_fd)
@@ -180,18 +221,19 @@ def _fetch_tail(transport: Transport, rpath: str, dir_fd: int, name: str, offset
         tail = io.BytesIO()
         transport.get(rpath, tail, start, limit=listed.size - start + 1)
         data = tail.getvalue()
-        if data[:offset - start] != mine or start + len(data) != listed.size:
+        if data[: offset - start] != mine or start + len(data) != listed.size:
             return False
         handle.seek(offset)
-        handle.write(data[offset - start:])
+        handle.write(data[offset - start :])
         handle.truncate(listed.size)
         if listed.mode is not None:  # only ever narrower: what is here and what the server says
             os.fchmod(handle.fileno(), os.fstat(handle.fileno()).st_mode & listed.mode & PERMISSION_BITS)
     return True
 
 
-def _download(transport: Transport, rpath: str, dir_fd: int, name: str, listed: RemoteFile,
-              cap: Optional[int]) -> None:
+def _download(
+    transport: Transport, rpath: str, dir_fd: int, name: str, listed: RemoteFile, cap: Optional[int]
+) -> None:
     """The whole file to ``.<name>.rla-part`` in ``dir_fd`` (created exclusively, never through a link), then renamed.
 
     The read stops one byte past the listed size (and the cap): a server that streams more
@@ -212,8 +254,10 @@ def _download(transport: Transport, rpath: str, dir_fd: int, name: str, listed: 
         if cap is not None and got > cap:
             raise _Skip(f"the server sent more than the cap of {cap} bytes (max_file_size); the read was cut")
         if got != listed.size:
-            raise _Skip(f"the server listed {listed.size} bytes but sent "
-                        f"{'more' if got > listed.size else got}; pull again if it was still being written")
+            raise _Skip(
+                f"the server listed {listed.size} bytes but sent "
+                f"{'more' if got > listed.size else got}; pull again if it was still being written"
+            )
         os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
         try:

@@ -1,4 +1,5 @@
 """Pushing one run: carry out the planned steps with temp names, appends and verification."""
+
 from __future__ import annotations
 
 import hashlib
@@ -13,7 +14,6 @@ from RLA.sync.base import CHUNK, Transport, WriteResult
 from RLA.sync.manifest import FileRecord, Pending, RunManifest
 from RLA.sync.planner import Action, LocalFile, Step, is_append_only
 from RLA.sync.runfiles import key_path, open_local, part_name
-
 
 #: Files from this size on are recorded as in flight and resumed after an interruption;
 #: smaller ones are simply sent again.
@@ -56,13 +56,22 @@ def _hash_prefix(handle: IO[bytes], length: int) -> "hashlib._Hash":
 
 def _verify(rpath: str, result: WriteResult, size: int) -> None:
     if result.size != size:
-        raise TransportError(f"Remote file {rpath} has the wrong size after the transfer",
-                             expected=f"{size} bytes", found=f"{result.size} bytes",
-                             fix="sync again; the transfer is resumed")
+        raise TransportError(
+            f"Remote file {rpath} has the wrong size after the transfer",
+            expected=f"{size} bytes",
+            found=f"{result.size} bytes",
+            fix="sync again; the transfer is resumed",
+        )
 
 
-def push_run(transport: Transport, layout: RunLayout, remote: RunLayout, files: Dict[str, LocalFile],
-             steps: List[Step], manifest: RunManifest) -> RunPushResult:
+def push_run(
+    transport: Transport,
+    layout: RunLayout,
+    remote: RunLayout,
+    files: Dict[str, LocalFile],
+    steps: List[Step],
+    manifest: RunManifest,
+) -> RunPushResult:
     """Apply ``steps`` for one run and record each completed file in the manifest.
 
     The manifest is saved when the run is done or fails, and right after every large file:
@@ -81,8 +90,14 @@ def push_run(transport: Transport, layout: RunLayout, remote: RunLayout, files: 
     return result
 
 
-def _push_step(transport: Transport, remote: RunLayout, files: Dict[str, LocalFile], step: Step,
-               manifest: RunManifest, result: RunPushResult) -> None:
+def _push_step(
+    transport: Transport,
+    remote: RunLayout,
+    files: Dict[str, LocalFile],
+    step: Step,
+    manifest: RunManifest,
+    result: RunPushResult,
+) -> None:
     rpath = key_path(remote, step.key)
     if step.action is Action.DELETE:
         transport.remove(rpath)
@@ -110,8 +125,9 @@ def _push_step(transport: Transport, remote: RunLayout, files: Dict[str, LocalFi
         manifest.save()
 
 
-def _append(transport: Transport, rpath: str, local: LocalFile, old: FileRecord,
-            offset: int) -> Optional[FileRecord]:
+def _append(
+    transport: Transport, rpath: str, local: LocalFile, old: FileRecord, offset: int
+) -> Optional[FileRecord]:
     """Send the new tail; ``None`` if the prefix changed (the caller uploads in full)."""
     with open_local(local.lpath, local.identity) as handle:
         digest = _hash_prefix(handle, offset)
@@ -120,8 +136,15 @@ def _append(transport: Transport, rpath: str, local: LocalFile, old: FileRecord,
         length = local.size - offset
         # expect_size: the remote must still hold exactly what we sent (not, say, a
         # partial append of a killed sync); otherwise the caller uploads the whole file.
-        result = transport.send(rpath, _Hashing(handle, digest), offset, length,
-                                mtime=local.mtime_ns / 1e9, expect_size=offset, mode=local.mode)
+        result = transport.send(
+            rpath,
+            _Hashing(handle, digest),
+            offset,
+            length,
+            mtime=local.mtime_ns / 1e9,
+            expect_size=offset,
+            mode=local.mode,
+        )
     if result.sent == 0 and result.size != offset:
         return None
     if result.sent != length:
@@ -130,8 +153,9 @@ def _append(transport: Transport, rpath: str, local: LocalFile, old: FileRecord,
     return FileRecord(local.size, local.mtime_ns, digest.hexdigest(), local.mode)
 
 
-def _upload(transport: Transport, rpath: str, local: LocalFile, step: Step,
-            manifest: RunManifest) -> Optional[FileRecord]:
+def _upload(
+    transport: Transport, rpath: str, local: LocalFile, step: Step, manifest: RunManifest
+) -> Optional[FileRecord]:
     """Whole file to a temporary name (resumed if possible), verified, then renamed.
 
     Where the transport publishes the whole file atomically (one object PUT), it is written
@@ -156,8 +180,9 @@ def _upload(transport: Transport, rpath: str, local: LocalFile, step: Step,
         digest = _hash_prefix(handle, offset)
         length = local.size - offset
         # The mode is set before the first byte is written (a 0600 file stays 0600 on the way).
-        result = transport.send(tmp, _Hashing(handle, digest), offset, length, mtime=local.mtime_ns / 1e9,
-                                mode=local.mode)
+        result = transport.send(
+            tmp, _Hashing(handle, digest), offset, length, mtime=local.mtime_ns / 1e9, mode=local.mode
+        )
     if result.sent != length:
         return None
     _verify(tmp, result, local.size)

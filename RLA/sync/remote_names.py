@@ -7,6 +7,7 @@ and file components that are plain names (:func:`RLA.safe_paths.check_name`), da
 components of ASCII digits, a run name that parses. The destination built from them is
 then checked with :func:`RLA.safe_paths.safe_join` (no link on the way, inside the data root).
 """
+
 from __future__ import annotations
 
 import re
@@ -29,8 +30,12 @@ def is_day(parts: Sequence[str]) -> bool:
 def check_data_type(data_type: str) -> str:
     """``data_type`` when it is one of :data:`RLA.layout.DATA_TYPES`, else raise."""
     if data_type not in DATA_TYPES:
-        raise UnsafePathError(f"The data type {data_type!r} is refused", expected=f"one of {', '.join(DATA_TYPES)}",
-                              found=repr(data_type), fix="sync the known data types only")
+        raise UnsafePathError(
+            f"The data type {data_type!r} is refused",
+            expected=f"one of {', '.join(DATA_TYPES)}",
+            found=repr(data_type),
+            fix="sync the known data types only",
+        )
     return data_type
 
 
@@ -38,8 +43,12 @@ def check_run_name(name: str) -> str:
     """A run folder name as listed by a server: one plain component that parses as a run name."""
     check_name(name, "run name")
     if name.startswith(".") or parse_run_name(name) is None:
-        raise UnsafePathError(f"The run name {name!r} is refused", expected="HH-MM-SS-ffffff[_ip][_&k=v...]",
-                              found=repr(name), fix="only runs named by RLA are synced")
+        raise UnsafePathError(
+            f"The run name {name!r} is refused",
+            expected="HH-MM-SS-ffffff[_ip][_&k=v...]",
+            found=repr(name),
+            fix="only runs named by RLA are synced",
+        )
     return name
 
 
@@ -47,13 +56,20 @@ def check_run(task: str, date: str, name: str) -> Tuple[str, str, str]:
     """Check the three parts of a run's place (``task``, ``YYYY/MM/DD``, ``name``); return them."""
     task_parts = check_relative(task, "task")
     if any(part.startswith(".") for part in task_parts):
-        raise UnsafePathError(f"The task {task!r} is refused: a component is hidden",
-                              expected="task components that do not start with '.'", found=repr(task),
-                              fix="rename the task")
+        raise UnsafePathError(
+            f"The task {task!r} is refused: a component is hidden",
+            expected="task components that do not start with '.'",
+            found=repr(task),
+            fix="rename the task",
+        )
     date_parts = date.split("/")
     if len(date_parts) != 3 or not is_day(["task", *date_parts]):
-        raise UnsafePathError(f"The date {date!r} is refused", expected="YYYY/MM/DD in digits",
-                              found=repr(date), fix="only runs in the RLA layout are synced")
+        raise UnsafePathError(
+            f"The date {date!r} is refused",
+            expected="YYYY/MM/DD in digits",
+            found=repr(date),
+            fix="only runs in the RLA layout are synced",
+        )
     return task, date, check_run_name(name)
 
 
@@ -63,8 +79,12 @@ def check_key(key: str) -> Tuple[str, Tuple[str, ...]]:
     check_data_type(data_type)
     if data_type == ARCHIVE_TESTER:
         if inner:
-            raise UnsafePathError(f"The key {key!r} is refused", expected="'archive_tester' alone",
-                                  found=repr(key), fix="archive_tester is one file per run")
+            raise UnsafePathError(
+                f"The key {key!r} is refused",
+                expected="'archive_tester' alone",
+                found=repr(key),
+                fix="archive_tester is one file per run",
+            )
         return data_type, ()
     return data_type, check_relative(inner, "file path")
 

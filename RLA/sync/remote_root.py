@@ -11,6 +11,7 @@ several at a time) through the pull code, with the same checks of every name, an
 and files gone from the store leave the cache (:mod:`RLA.sync.store_mirror`). The SQLite
 index of the query lives in the cache, on local disk, never on the store.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -60,28 +61,56 @@ def settings_for(url: str, base: Optional[RemoteSettings] = None) -> RemoteSetti
         same = base is not None and base.file_transfer_protocol == "s3" and base.bucket == parts.netloc
         raw: dict = {"file_transfer_protocol": "s3", "bucket": parts.netloc, "prefix": path.strip("/")}
         if same:
-            raw.update({k: getattr(base, k) for k in ("endpoint_url", "region", "profile", "timeout", "retries")})
+            raw.update(
+                {k: getattr(base, k) for k in ("endpoint_url", "region", "profile", "timeout", "retries")}
+            )
     elif parts.scheme == "sftp" and parts.hostname:
-        same = base is not None and base.file_transfer_protocol == "sftp" and base.ftp_server == parts.hostname
-        raw = {"file_transfer_protocol": "sftp", "ftp_server": parts.hostname, "port": parts.port,
-               "username": parts.username, "remote_data_root": path or "/"}
+        same = (
+            base is not None and base.file_transfer_protocol == "sftp" and base.ftp_server == parts.hostname
+        )
+        raw = {
+            "file_transfer_protocol": "sftp",
+            "ftp_server": parts.hostname,
+            "port": parts.port,
+            "username": parts.username,
+            "remote_data_root": path or "/",
+        }
         if same:
-            raw.update({k: getattr(base, k) for k in ("key_filename", "known_hosts", "allow_agent",
-                                                       "host_key_policy", "timeout", "retries")})
+            raw.update(
+                {
+                    k: getattr(base, k)
+                    for k in (
+                        "key_filename",
+                        "known_hosts",
+                        "allow_agent",
+                        "host_key_policy",
+                        "timeout",
+                        "retries",
+                    )
+                }
+            )
     else:
-        raise ConfigError(f"Cannot read the data root {url!r}", expected="s3://BUCKET/PREFIX, "
-                          "sftp://[USER@]HOST[:PORT]/PATH or file:///PATH", found=url,
-                          fix="check the URL given to --data-root")
-    return validate_section(RemoteSettings, {k: v for k, v in raw.items() if v is not None}, url,
-                            prefix="REMOTE_SETTING.")
+        raise ConfigError(
+            f"Cannot read the data root {url!r}",
+            expected="s3://BUCKET/PREFIX, sftp://[USER@]HOST[:PORT]/PATH or file:///PATH",
+            found=url,
+            fix="check the URL given to --data-root",
+        )
+    return validate_section(
+        RemoteSettings, {k: v for k, v in raw.items() if v is not None}, url, prefix="REMOTE_SETTING."
+    )
 
 
 def cache_dir(settings: RemoteSettings, base: Optional[Path] = None) -> Path:
     """The local folder that mirrors the store named by ``settings`` (one per store and root)."""
     root = base or Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "rla")
-    where = f"{settings.file_transfer_protocol}|{settings.address()}|{settings.port}|{settings.username}|" \
-            f"{settings.data_root_on_remote()}"
-    return Path(root) / settings.file_transfer_protocol / hashlib.sha256(where.encode("utf-8")).hexdigest()[:16]
+    where = (
+        f"{settings.file_transfer_protocol}|{settings.address()}|{settings.port}|{settings.username}|"
+        f"{settings.data_root_on_remote()}"
+    )
+    return (
+        Path(root) / settings.file_transfer_protocol / hashlib.sha256(where.encode("utf-8")).hexdigest()[:16]
+    )
 
 
 def max_age_from_env() -> float:
@@ -98,8 +127,12 @@ def max_age_from_env() -> float:
     except ValueError:
         value = -1.0
     if not value >= 0 or value == float("inf"):
-        raise ConfigError(f"{MAX_AGE_ENV}={raw!r} is not a number of seconds", expected="a number >= 0",
-                          found=repr(raw), fix=f"unset {MAX_AGE_ENV} or set it to e.g. 0 or 30")
+        raise ConfigError(
+            f"{MAX_AGE_ENV}={raw!r} is not a number of seconds",
+            expected="a number >= 0",
+            found=repr(raw),
+            fix=f"unset {MAX_AGE_ENV} or set it to e.g. 0 or 30",
+        )
     return value
 
 
@@ -109,12 +142,20 @@ def _fresh(cache: Path, where: str, max_age: float) -> bool:
         return False
     state = load_state(cache)
     listed_at = state.get("listed_at")
-    return state.get("where") == where and isinstance(listed_at, (int, float)) \
+    return (
+        state.get("where") == where
+        and isinstance(listed_at, (int, float))
         and 0 <= time.time() - listed_at < max_age
+    )
 
 
-def refresh(settings: RemoteSettings, cache: Path, warn: Optional[Callable[[str], None]] = None,
-            connect: Optional[Callable[[], Any]] = None, max_age: Optional[float] = None) -> Path:
+def refresh(
+    settings: RemoteSettings,
+    cache: Path,
+    warn: Optional[Callable[[str], None]] = None,
+    connect: Optional[Callable[[], Any]] = None,
+    max_age: Optional[float] = None,
+) -> Path:
     """Bring ``cache`` up to date with the store; returns it (a data root for the query).
 
     One recursive listing per mirrored data type, then only the changed files are fetched
@@ -133,7 +174,9 @@ def refresh(settings: RemoteSettings, cache: Path, warn: Optional[Callable[[str]
     seen: set = set()
 
     def work(transport: Any) -> None:
-        result = mirror(transport, syncer.remote_root, cache, MIRRORED_TYPES, limit, refuse, where=syncer.where)
+        result = mirror(
+            transport, syncer.remote_root, cache, MIRRORED_TYPES, limit, refuse, where=syncer.where
+        )
         seen.clear()
         seen.update(result.runs)
 
@@ -157,9 +200,15 @@ def _prune(cache: Path, present: set) -> None:
                 path.unlink()
 
 
-def open_data_root(url: str, settings: Optional[RemoteSettings] = None, base: Optional[RemoteSettings] = None,
-                   cache: Optional[Path] = None, warn: Optional[Callable[[str], None]] = None,
-                   connect: Optional[Callable[[], Any]] = None, max_age: Optional[float] = None) -> Path:
+def open_data_root(
+    url: str,
+    settings: Optional[RemoteSettings] = None,
+    base: Optional[RemoteSettings] = None,
+    cache: Optional[Path] = None,
+    warn: Optional[Callable[[str], None]] = None,
+    connect: Optional[Callable[[], Any]] = None,
+    max_age: Optional[float] = None,
+) -> Path:
     """A local data root to query for ``url``: the folder itself for ``file://``, else the refreshed cache.
 
     Args:

@@ -1,4 +1,5 @@
 """``SyncReport``: what one push or pull did (or, with ``dry_run``, would do)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -32,14 +33,20 @@ class SyncReport:
         """One human line."""
         verb = "would transfer" if self.dry_run else "transferred"
         if self.direction == "push":
-            counts = (f"{self.files_sent} new/changed, {self.files_appended} appended, "
-                      f"{self.files_deleted} deleted; {self.bytes_sent} bytes sent")
+            counts = (
+                f"{self.files_sent} new/changed, {self.files_appended} appended, "
+                f"{self.files_deleted} deleted; {self.bytes_sent} bytes sent"
+            )
         else:
-            counts = (f"{self.files_received} downloaded, {self.files_fetched} tails fetched; "
-                      f"{self.bytes_received} bytes received")
+            counts = (
+                f"{self.files_received} downloaded, {self.files_fetched} tails fetched; "
+                f"{self.bytes_received} bytes received"
+            )
         if self.dry_run:
             counts = f"{len(self.planned)} files"
         if self.files_skipped:
             counts += f"; {self.files_skipped} files skipped (see the warnings)"
-        return (f"{self.direction} {self.target}: {self.runs} runs, {self.runs_changed} changed, {verb} "
-                f"{counts} in {self.seconds:.2f}s" + (f" ({self.retries} retries)" if self.retries else ""))
+        return (
+            f"{self.direction} {self.target}: {self.runs} runs, {self.runs_changed} changed, {verb} "
+            f"{counts} in {self.seconds:.2f}s" + (f" ({self.retries} retries)" if self.retries else "")
+        )

@@ -6,6 +6,7 @@ A key is ``<data_type>/<path inside the run's directory>``; the ``archive_tester
 a single file, is the key ``archive_tester``. The same key names a file on both sides, so
 a pushed run has exactly the layout of a local one.
 """
+
 from __future__ import annotations
 
 import os
@@ -87,21 +88,33 @@ def _scan(directory: str, prefix: str, run_dir: str, out: Dict[str, LocalFile], 
         if stat.S_ISDIR(st.st_mode):
             _scan(entry.path, key + "/", run_dir, out, refuse)
         elif stat.S_ISREG(st.st_mode):
-            out[key] = LocalFile(entry.path, st.st_size, st.st_mtime_ns, stat.S_IMODE(st.st_mode) & PERMISSION_BITS,
-                                 (st.st_dev, st.st_ino))
+            out[key] = LocalFile(
+                entry.path,
+                st.st_size,
+                st.st_mtime_ns,
+                stat.S_IMODE(st.st_mode) & PERMISSION_BITS,
+                (st.st_dev, st.st_ino),
+            )
         elif stat.S_ISLNK(st.st_mode):
             found, why = _linked_file(entry.path, run_dir)
             if found is None:
                 refuse(key, why)
                 continue
             target, tst = found
-            out[key] = LocalFile(target, tst.st_size, tst.st_mtime_ns, stat.S_IMODE(tst.st_mode) & PERMISSION_BITS,
-                                 (tst.st_dev, tst.st_ino))
+            out[key] = LocalFile(
+                target,
+                tst.st_size,
+                tst.st_mtime_ns,
+                stat.S_IMODE(tst.st_mode) & PERMISSION_BITS,
+                (tst.st_dev, tst.st_ino),
+            )
         else:
             refuse(key, "it is not a regular file (a pipe, socket or device)")
 
 
-def local_files(layout: RunLayout, data_types: Iterable[str], refuse: Refuse = _ignore) -> Dict[str, LocalFile]:
+def local_files(
+    layout: RunLayout, data_types: Iterable[str], refuse: Refuse = _ignore
+) -> Dict[str, LocalFile]:
     """Every syncable file of the run on this machine, found without following links.
 
     A link to a regular file inside the run's folder of the same data type stands for that
@@ -126,8 +139,13 @@ def local_files(layout: RunLayout, data_types: Iterable[str], refuse: Refuse = _
         except FileNotFoundError:
             continue
         if stat.S_ISREG(st.st_mode):
-            out[ARCHIVE_TESTER] = LocalFile(os.fspath(path), st.st_size, st.st_mtime_ns,
-                                            stat.S_IMODE(st.st_mode) & PERMISSION_BITS, (st.st_dev, st.st_ino))
+            out[ARCHIVE_TESTER] = LocalFile(
+                os.fspath(path),
+                st.st_size,
+                st.st_mtime_ns,
+                stat.S_IMODE(st.st_mode) & PERMISSION_BITS,
+                (st.st_dev, st.st_ino),
+            )
         else:
             refuse(ARCHIVE_TESTER, "it is not a regular file")
     return out
@@ -142,11 +160,16 @@ def open_local(lpath: str, identity: Optional[Tuple[int, int]] = None) -> IO[byt
     """
     fd = os.open(lpath, os.O_RDONLY | NOFOLLOW | NONBLOCK)
     opened = os.fstat(fd)
-    if not stat.S_ISREG(opened.st_mode) or (identity is not None and (opened.st_dev, opened.st_ino) != identity):
+    if not stat.S_ISREG(opened.st_mode) or (
+        identity is not None and (opened.st_dev, opened.st_ino) != identity
+    ):
         os.close(fd)
-        raise TransportError(f"{lpath} is not the file listed a moment ago", expected="the regular file the walk "
-                             "found", found="another file, a folder, a FIFO or a file reached through a link",
-                             fix="sync again; check who changes the run folder while it is pushed")
+        raise TransportError(
+            f"{lpath} is not the file listed a moment ago",
+            expected="the regular file the walk found",
+            found="another file, a folder, a FIFO or a file reached through a link",
+            fix="sync again; check who changes the run folder while it is pushed",
+        )
     return os.fdopen(fd, "rb")
 
 
@@ -155,8 +178,9 @@ def _prefixed(refuse: Refuse, data_type: str) -> Refuse:
     return lambda rel, why: refuse(f"{data_type}/{rel}", why)
 
 
-def remote_files(transport: Transport, layout: RunLayout, data_types: Iterable[str],
-                 refuse: Refuse = _ignore) -> Dict[str, RemoteFile]:
+def remote_files(
+    transport: Transport, layout: RunLayout, data_types: Iterable[str], refuse: Refuse = _ignore
+) -> Dict[str, RemoteFile]:
     """Every file of the run on the remote side (``layout`` rooted at the remote root).
 
     Names that are not plain, links, FIFOs, sockets, devices and anything too deep are left
@@ -168,7 +192,9 @@ def remote_files(transport: Transport, layout: RunLayout, data_types: Iterable[s
         if data_type == ARCHIVE_TESTER:
             found = transport.stat(key_path(layout, ARCHIVE_TESTER))
             if found is not None and (found.is_link or found.is_special):
-                refuse(ARCHIVE_TESTER, _NOT_A_FILE if found.is_special else "it is a symbolic link on the server")
+                refuse(
+                    ARCHIVE_TESTER, _NOT_A_FILE if found.is_special else "it is a symbolic link on the server"
+                )
             elif found is not None:
                 out[ARCHIVE_TESTER] = RemoteFile(found.size, found.mtime, found.mode)
             continue

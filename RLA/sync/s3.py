@@ -7,6 +7,7 @@ new bytes, and the parts are folded into the base object when they get many. A l
 upload is sent in :attr:`S3Transport.piece_size` pieces, so an interrupted one resumes.
 Modes and file times travel as object metadata (``rla-mode``, ``rla-mtime``).
 """
+
 from __future__ import annotations
 
 import os
@@ -15,11 +16,26 @@ from typing import IO, Callable, Dict, Iterator, List, Optional, Set, Tuple
 
 from RLA.errors import ConfigError, TransportError
 from RLA.safe_paths import is_plain_name
-from RLA.sync.base import MAX_WALK_DEPTH, PERMISSION_BITS, RemoteEntry, RemoteFileError, RemoteStat, Transport, \
-    WriteResult
+from RLA.sync.base import (
+    MAX_WALK_DEPTH,
+    PERMISSION_BITS,
+    RemoteEntry,
+    RemoteFileError,
+    RemoteStat,
+    Transport,
+    WriteResult,
+)
 from RLA.sync.s3_client import S3Client
-from RLA.sync.s3_parts import PARTS_SUFFIX, Joined, ObjectInfo, group, join, part_key, parts_prefix, \
-    should_compact
+from RLA.sync.s3_parts import (
+    PARTS_SUFFIX,
+    Joined,
+    ObjectInfo,
+    group,
+    join,
+    part_key,
+    parts_prefix,
+    should_compact,
+)
 
 #: Environment variable naming a fault point (``sync.s3:<point>``) where a test SIGKILLs the process.
 FAULT_ENV = "RLA_FAULT"
@@ -64,9 +80,16 @@ class S3Transport(Transport):
     #: Files a cache refresh downloads at the same time (one shared s3fs session).
     mirror_workers = 16
 
-    def __init__(self, bucket: str, prefix: str = "", endpoint_url: Optional[str] = None,
-                 region: Optional[str] = None, profile: Optional[str] = None, timeout: float = 30.0,
-                 **_ignored: object) -> None:
+    def __init__(
+        self,
+        bucket: str,
+        prefix: str = "",
+        endpoint_url: Optional[str] = None,
+        region: Optional[str] = None,
+        profile: Optional[str] = None,
+        timeout: float = 30.0,
+        **_ignored: object,
+    ) -> None:
         super().__init__()
         self.client = S3Client(bucket, endpoint_url, region, profile, timeout)
         self.prefix = prefix.strip("/") + "/" if prefix.strip("/") else ""
@@ -75,10 +98,13 @@ class S3Transport(Transport):
         try:
             self.client.call("head_bucket")  # fail now (auth, endpoint, missing bucket), not mid-run
         except FileNotFoundError:
-            raise ConfigError(f"The bucket {bucket!r} does not exist ({self.client.where})",
-                              expected="an existing bucket", found="404 Not Found for the bucket",
-                              fix="create it (e.g. `mc mb` on MinIO, `aws s3 mb`) or fix "
-                                  "REMOTE_SETTING.bucket / endpoint_url") from None
+            raise ConfigError(
+                f"The bucket {bucket!r} does not exist ({self.client.where})",
+                expected="an existing bucket",
+                found="404 Not Found for the bucket",
+                fix="create it (e.g. `mc mb` on MinIO, `aws s3 mb`) or fix "
+                "REMOTE_SETTING.bucket / endpoint_url",
+            ) from None
 
     @property
     def requests(self) -> Dict[str, int]:
@@ -131,11 +157,11 @@ class S3Transport(Transport):
         key = self._key(rpath)
         base = f"{key}/" if key else ""
         objects, prefixes = self.client.list(base, delimiter="/")
-        files = {o.key[len(base):]: o for o in objects if o.key != base}
+        files = {o.key[len(base) :]: o for o in objects if o.key != base}
         out: List[RemoteEntry] = []
         for full in prefixes:
-            name = full[len(base):].rstrip("/")
-            if name.endswith(PARTS_SUFFIX) and name[:-len(PARTS_SUFFIX)] in files:
+            name = full[len(base) :].rstrip("/")
+            if name.endswith(PARTS_SUFFIX) and name[: -len(PARTS_SUFFIX)] in files:
                 continue  # the parts of a listed file: joined below
             out.append(RemoteEntry(name, True))
         for name, obj in files.items():
@@ -148,8 +174,9 @@ class S3Transport(Transport):
             out.append(RemoteEntry(name, False, joined.size, joined.mtime))
         return out
 
-    def walk(self, rpath: str, refuse: Optional[Callable[[str, str], None]] = None
-             ) -> Iterator[Tuple[str, RemoteEntry]]:
+    def walk(
+        self, rpath: str, refuse: Optional[Callable[[str, str], None]] = None
+    ) -> Iterator[Tuple[str, RemoteEntry]]:
         """Every file below ``rpath`` from one recursive listing (parts joined).
 
         Like :meth:`Transport.walk`, only keys whose every component is a plain name are
@@ -163,7 +190,7 @@ class S3Transport(Transport):
             if not joined.pieces or full == base:
                 continue
             self._listed[full] = joined
-            parts = full[len(base):].split("/")
+            parts = full[len(base) :].split("/")
             bad = next((i for i, part in enumerate(parts) if not is_plain_name(part)), None)
             why = "its name is not a plain file name"
             if bad is None and len(parts) > MAX_WALK_DEPTH:
@@ -186,8 +213,12 @@ class S3Transport(Transport):
         hinted = key in self._listed
         joined = self._listed.get(key) or self._joined(key)
         if not joined.pieces:
-            raise RemoteFileError(f"S3 cannot read {rpath}: no such object", expected="an object",
-                                  found="nothing", fix="pull again")
+            raise RemoteFileError(
+                f"S3 cannot read {rpath}: no such object",
+                expected="an object",
+                found="nothing",
+                fix="pull again",
+            )
         end = joined.size if limit is None else min(joined.size, offset + limit)
         done, start = 0, 0
         for piece in joined.pieces:
@@ -195,11 +226,17 @@ class S3Transport(Transport):
             while lo < hi:
                 step = min(hi, lo + self.piece_size)
                 try:
-                    data = self.client.get(piece.key, lo - start, step - start, etag=piece.etag if hinted else "")
+                    data = self.client.get(
+                        piece.key, lo - start, step - start, etag=piece.etag if hinted else ""
+                    )
                 except FileNotFoundError:
-                    raise RemoteFileError(f"S3 object {piece.key} vanished while being read", expected="an object",
-                                          found="nothing (compacted or replaced meanwhile)", fix="pull again") from None
-                sink.write(data[:step - lo])
+                    raise RemoteFileError(
+                        f"S3 object {piece.key} vanished while being read",
+                        expected="an object",
+                        found="nothing (compacted or replaced meanwhile)",
+                        fix="pull again",
+                    ) from None
+                sink.write(data[: step - lo])
                 done += min(len(data), step - lo)
                 lo = step
             start += piece.size
@@ -209,8 +246,16 @@ class S3Transport(Transport):
     def mkdir(self, rpath: str) -> None:
         """Object stores have no folders: a key's prefix exists as soon as the key does."""
 
-    def write(self, rpath: str, source: IO[bytes], offset: int, length: int, mtime: Optional[float] = None,
-              expect_size: Optional[int] = None, mode: Optional[int] = None) -> WriteResult:
+    def write(
+        self,
+        rpath: str,
+        source: IO[bytes],
+        offset: int,
+        length: int,
+        mtime: Optional[float] = None,
+        expect_size: Optional[int] = None,
+        mode: Optional[int] = None,
+    ) -> WriteResult:
         key = self._key(rpath)
         self._forget(key)
         meta = _metadata(mtime, mode)
@@ -221,9 +266,12 @@ class S3Transport(Transport):
         if expect_size is not None and size != expect_size:
             return WriteResult(0, size)
         if size != offset:
-            raise TransportError(f"S3 cannot write {rpath} at offset {offset}",
-                                 expected=f"an append at the end ({size} bytes)", found=f"offset {offset}",
-                                 fix="sync again: the file is sent whole")
+            raise TransportError(
+                f"S3 cannot write {rpath} at offset {offset}",
+                expected=f"an append at the end ({size} bytes)",
+                found=f"offset {offset}",
+                fix="sync again: the file is sent whole",
+            )
         sent, joined = self._append(joined, source, length, meta)
         if should_compact(joined):
             self._compose(key, joined, meta)
@@ -241,8 +289,9 @@ class S3Transport(Transport):
             return WriteResult(len(data) + sent, joined.size)
         return WriteResult(len(data), joined.size)
 
-    def _append(self, joined: Joined, source: IO[bytes], length: int, meta: Dict[str, str]
-                ) -> Tuple[int, Joined]:
+    def _append(
+        self, joined: Joined, source: IO[bytes], length: int, meta: Dict[str, str]
+    ) -> Tuple[int, Joined]:
         """Publish ``length`` bytes as parts of at most :attr:`piece_size` (one PUT each)."""
         base = joined.pieces[0]
         pieces = list(joined.pieces)
@@ -302,10 +351,14 @@ class S3Transport(Transport):
         self._forget(skey, dkey)
         joined = self._joined(skey)
         if not joined.pieces:
-            raise TransportError(f"S3 cannot rename {src}: no such object", expected="an object",
-                                 found="nothing", fix="sync again")
+            raise TransportError(
+                f"S3 cannot rename {src}: no such object",
+                expected="an object",
+                found="nothing",
+                fix="sync again",
+            )
         self._drop_parts(dkey)
-        if len(joined.pieces) == 1 and joined.size < 5 * 1024 ** 3:
+        if len(joined.pieces) == 1 and joined.size < 5 * 1024**3:
             self.client.copy(skey, dkey)
         else:
             self._compose(dkey, joined, {})
@@ -322,8 +375,12 @@ class S3Transport(Transport):
         self._forget(self._key(rpath))
         joined, head = self._joined_head(self._key(rpath))
         if not joined.pieces:
-            raise TransportError(f"S3 cannot set the time of {rpath}: no such object", expected="an object",
-                                 found="nothing", fix="sync again")
+            raise TransportError(
+                f"S3 cannot set the time of {rpath}: no such object",
+                expected="an object",
+                found="nothing",
+                fix="sync again",
+            )
         last = joined.pieces[-1].key  # the base only when there are no parts: its ETag stays the parts' tie
         meta = self._meta(joined, head)
         meta["rla-mtime"] = repr(float(mtime))

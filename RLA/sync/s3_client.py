@@ -4,6 +4,7 @@ Credentials are never passed in: s3fs (botocore) finds them in the standard plac
 ``AWS_ACCESS_KEY_ID`` / ``AWS_SECRET_ACCESS_KEY`` / ``AWS_SESSION_TOKEN`` environment
 variables, a profile of ``~/.aws/credentials``, or the instance's role.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -20,8 +21,15 @@ from RLA.sync.s3_parts import ObjectInfo
 #: Most pages one listing reads (1,000 keys each): a store cannot keep a listing going forever.
 MAX_LIST_PAGES = 100_000
 #: Error codes that mean "the credentials are wrong", never retried.
-_AUTH_CODES = ("InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken", "InvalidToken",
-               "AccessDenied", "NoCredentialsError", "PartialCredentialsError")
+_AUTH_CODES = (
+    "InvalidAccessKeyId",
+    "SignatureDoesNotMatch",
+    "ExpiredToken",
+    "InvalidToken",
+    "AccessDenied",
+    "NoCredentialsError",
+    "PartialCredentialsError",
+)
 
 #: How a GET with If-Match answers for an object replaced meanwhile (botocore, s3fs's translation).
 _CHANGED = ("PreconditionFailed", "pre-conditions you specified did not hold", "(412)")
@@ -44,8 +52,14 @@ class S3Client:
         timeout: seconds for connecting and for each read.
     """
 
-    def __init__(self, bucket: str, endpoint_url: Optional[str] = None, region: Optional[str] = None,
-                 profile: Optional[str] = None, timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        bucket: str,
+        endpoint_url: Optional[str] = None,
+        region: Optional[str] = None,
+        profile: Optional[str] = None,
+        timeout: float = 30.0,
+    ) -> None:
         import s3fs
 
         self.bucket = bucket
@@ -56,25 +70,38 @@ class S3Client:
         if region:
             client_kwargs["region_name"] = region
         endpoint = endpoint_url or os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
-        self.fs = s3fs.S3FileSystem(endpoint_url=endpoint, profile=profile, client_kwargs=client_kwargs,
-                                    config_kwargs={"connect_timeout": timeout, "read_timeout": timeout,
-                                                   "retries": {"max_attempts": 2}},
-                                    use_listings_cache=False, skip_instance_cache=True)
+        self.fs = s3fs.S3FileSystem(
+            endpoint_url=endpoint,
+            profile=profile,
+            client_kwargs=client_kwargs,
+            config_kwargs={
+                "connect_timeout": timeout,
+                "read_timeout": timeout,
+                "retries": {"max_attempts": 2},
+            },
+            use_listings_cache=False,
+            skip_instance_cache=True,
+        )
         self.fs.retries = 2  # the syncer retries whole runs with its own backoff
 
     def fail(self, action: str, key: str, exc: BaseException) -> SyncError:
         """The error to raise for ``exc`` (credentials problems are :class:`AuthError`)."""
         text = f"{type(exc).__name__}: {exc}"
         if isinstance(exc, PermissionError) or any(code in text for code in _AUTH_CODES):
-            return AuthError(f"The object store refused to {action} s3://{self.bucket}/{key}",
-                             expected="credentials allowed to read and write the bucket",
-                             found=text,
-                             fix="set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the environment, or "
-                                 "REMOTE_SETTING.profile to a profile of ~/.aws/credentials, or use an "
-                                 "instance role; never put keys in rla_config.yaml")
-        return TransportError(f"S3 could not {action} s3://{self.bucket}/{key} ({self.where})",
-                              expected="a reachable object store and an existing bucket", found=text,
-                              fix="check REMOTE_SETTING.endpoint_url, bucket and region, then sync again")
+            return AuthError(
+                f"The object store refused to {action} s3://{self.bucket}/{key}",
+                expected="credentials allowed to read and write the bucket",
+                found=text,
+                fix="set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the environment, or "
+                "REMOTE_SETTING.profile to a profile of ~/.aws/credentials, or use an "
+                "instance role; never put keys in rla_config.yaml",
+            )
+        return TransportError(
+            f"S3 could not {action} s3://{self.bucket}/{key} ({self.where})",
+            expected="a reachable object store and an existing bucket",
+            found=text,
+            fix="check REMOTE_SETTING.endpoint_url, bucket and region, then sync again",
+        )
 
     def count(self, method: str) -> None:
         """Count one request of ``method``."""
@@ -106,8 +133,14 @@ class S3Client:
         prefixes: List[str] = []
         for page in self._pages(prefix, delimiter):
             for item in page.get("Contents", ()):
-                objects.append(ObjectInfo(str(item["Key"]), int(item.get("Size", 0)), str(item.get("ETag", "")),
-                                          _seconds(item.get("LastModified"))))
+                objects.append(
+                    ObjectInfo(
+                        str(item["Key"]),
+                        int(item.get("Size", 0)),
+                        str(item.get("ETag", "")),
+                        _seconds(item.get("LastModified")),
+                    )
+                )
             prefixes.extend(str(p["Prefix"]) for p in page.get("CommonPrefixes", ()))
         return objects, prefixes
 
@@ -151,8 +184,9 @@ class S3Client:
             raise self.fail("read", key, exc) from None
 
     async def _get_if_match(self, key: str, start: int, end: int, etag: str) -> bytes:
-        resp = await self.fs._call_s3("get_object", Bucket=self.bucket, Key=key, IfMatch=etag,
-                                      Range=f"bytes={start}-{end - 1}")
+        resp = await self.fs._call_s3(
+            "get_object", Bucket=self.bucket, Key=key, IfMatch=etag, Range=f"bytes={start}-{end - 1}"
+        )
         try:
             return await resp["Body"].read()
         finally:
@@ -169,7 +203,7 @@ class S3Client:
     def delete(self, keys: List[str]) -> None:
         """Delete ``keys`` (missing ones are fine), up to 1,000 per request."""
         for start in range(0, len(keys), 1000):
-            batch = [{"Key": key} for key in keys[start:start + 1000]]
+            batch = [{"Key": key} for key in keys[start : start + 1000]]
             self.call("delete_objects", Delete={"Objects": batch, "Quiet": True})
 
     def compose(self, dst: str, segments: List[Tuple[str, Any]], metadata: Dict[str, str]) -> str:
@@ -182,13 +216,22 @@ class S3Client:
             parts = []
             for number, (kind, value) in enumerate(segments, start=1):
                 if kind == "copy":
-                    out = self.call("upload_part_copy", dst, UploadId=upload, PartNumber=number,
-                                    CopySource={"Bucket": self.bucket, "Key": value})
+                    out = self.call(
+                        "upload_part_copy",
+                        dst,
+                        UploadId=upload,
+                        PartNumber=number,
+                        CopySource={"Bucket": self.bucket, "Key": value},
+                    )
                     etag = out["CopyPartResult"]["ETag"]
                 else:
-                    etag = self.call("upload_part", dst, UploadId=upload, PartNumber=number, Body=value)["ETag"]
+                    etag = self.call("upload_part", dst, UploadId=upload, PartNumber=number, Body=value)[
+                        "ETag"
+                    ]
                 parts.append({"PartNumber": number, "ETag": etag})
-            out = self.call("complete_multipart_upload", dst, UploadId=upload, MultipartUpload={"Parts": parts})
+            out = self.call(
+                "complete_multipart_upload", dst, UploadId=upload, MultipartUpload={"Parts": parts}
+            )
             return str(out.get("ETag", ""))
         except BaseException:
             try:

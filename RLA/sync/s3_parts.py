@@ -10,6 +10,7 @@ it without a gap; whatever it sees is a complete earlier version of the file.
 
 This module is pure (no I/O): names, joining and the compaction policy.
 """
+
 from __future__ import annotations
 
 import hashlib

@@ -1,4 +1,5 @@
 """``SFTPTransport``: the main node over SSH/SFTP (paramiko), with host-key verification."""
+
 from __future__ import annotations
 
 import base64
@@ -11,8 +12,17 @@ from pathlib import Path
 from typing import IO, Any, Callable, Iterator, List, Optional, Tuple
 
 from RLA.errors import AuthError, TransportError
-from RLA.sync.base import (CHUNK, PERMISSION_BITS, RemoteEntry, RemoteFileError, RemoteStat, Transport, WriteResult,
-                           copy_stream, is_special_mode)
+from RLA.sync.base import (
+    CHUNK,
+    PERMISSION_BITS,
+    RemoteEntry,
+    RemoteFileError,
+    RemoteStat,
+    Transport,
+    WriteResult,
+    copy_stream,
+    is_special_mode,
+)
 from RLA.sync.secrets import scrub
 
 DEFAULT_KNOWN_HOSTS = "~/.ssh/known_hosts"
@@ -32,20 +42,24 @@ def _policy(mode: str, known_hosts: Path, warn: Optional[Callable[[str], None]])
         def missing_host_key(self, client: Any, hostname: str, key: Any) -> None:
             fp = fingerprint(key)
             if mode != "trust_on_first_use":
-                raise AuthError(f"The SSH host key of {hostname} is not in {known_hosts}",
-                                expected="a host key recorded in known_hosts",
-                                found=f"{key.get_name()} key {fp}",
-                                fix=f"check the fingerprint on the main node (ssh-keygen -lf "
-                                    f"/etc/ssh/ssh_host_*_key.pub), then add it with `ssh-keyscan -p PORT "
-                                    f"HOST >> {known_hosts}`, or set REMOTE_SETTING.host_key_policy: "
-                                    f"trust_on_first_use")
+                raise AuthError(
+                    f"The SSH host key of {hostname} is not in {known_hosts}",
+                    expected="a host key recorded in known_hosts",
+                    found=f"{key.get_name()} key {fp}",
+                    fix=f"check the fingerprint on the main node (ssh-keygen -lf "
+                    f"/etc/ssh/ssh_host_*_key.pub), then add it with `ssh-keyscan -p PORT "
+                    f"HOST >> {known_hosts}`, or set REMOTE_SETTING.host_key_policy: "
+                    f"trust_on_first_use",
+                )
             client.get_host_keys().add(hostname, key.get_name(), key)
             known_hosts.parent.mkdir(parents=True, exist_ok=True)
             with open(known_hosts, "a", encoding="ascii") as handle:
                 handle.write(f"{hostname} {key.get_name()} {key.get_base64()}\n")
             if warn is not None:
-                warn(f"trusted the new SSH host key of {hostname} ({key.get_name()} {fp}) on first use; "
-                     f"recorded in {known_hosts}")
+                warn(
+                    f"trusted the new SSH host key of {hostname} ({key.get_name()} {fp}) on first use; "
+                    f"recorded in {known_hosts}"
+                )
 
     return _HostKeyPolicy()
 
@@ -97,11 +111,19 @@ class SFTPTransport(Transport):
 
     name = "sftp"
 
-    def __init__(self, host: str, port: Optional[int] = None, username: Optional[str] = None,
-                 password: Optional[str] = None, key_filename: Optional[str] = None,
-                 allow_agent: bool = True, known_hosts: Optional[str] = None,
-                 host_key_policy: str = "reject", timeout: float = 30.0,
-                 warn: Optional[Callable[[str], None]] = None) -> None:
+    def __init__(
+        self,
+        host: str,
+        port: Optional[int] = None,
+        username: Optional[str] = None,
+        password: Optional[str] = None,
+        key_filename: Optional[str] = None,
+        allow_agent: bool = True,
+        known_hosts: Optional[str] = None,
+        host_key_policy: str = "reject",
+        timeout: float = 30.0,
+        warn: Optional[Callable[[str], None]] = None,
+    ) -> None:
         super().__init__()
         import paramiko
 
@@ -115,11 +137,18 @@ class SFTPTransport(Transport):
             if known.is_file():
                 self._client.load_host_keys(str(known))
             self._client.set_missing_host_key_policy(_policy(host_key_policy, known, warn))
-            self._client.connect(host, self.port, username=username, password=password,
-                                 key_filename=os.path.expanduser(key_filename) if key_filename else None,
-                                 allow_agent=allow_agent,
-                                 look_for_keys=key_filename is None and password is None,
-                                 timeout=timeout, banner_timeout=timeout, auth_timeout=timeout)
+            self._client.connect(
+                host,
+                self.port,
+                username=username,
+                password=password,
+                key_filename=os.path.expanduser(key_filename) if key_filename else None,
+                allow_agent=allow_agent,
+                look_for_keys=key_filename is None and password is None,
+                timeout=timeout,
+                banner_timeout=timeout,
+                auth_timeout=timeout,
+            )
             self._sftp = self._client.open_sftp()
             self._sftp.get_channel().settimeout(timeout)
         except AuthError:
@@ -127,30 +156,38 @@ class SFTPTransport(Transport):
             raise
         except paramiko.BadHostKeyException as exc:
             self._client.close()
-            raise AuthError(f"The SSH host key of {where} does not match {known}",
-                            expected=f"{exc.expected_key.get_name()} key {fingerprint(exc.expected_key)}",
-                            found=f"{exc.key.get_name()} key {fingerprint(exc.key)}",
-                            fix="if the server was reinstalled, remove its old line from known_hosts "
-                                "(ssh-keygen -R HOST) and add the new key; otherwise do not connect") from None
+            raise AuthError(
+                f"The SSH host key of {where} does not match {known}",
+                expected=f"{exc.expected_key.get_name()} key {fingerprint(exc.expected_key)}",
+                found=f"{exc.key.get_name()} key {fingerprint(exc.key)}",
+                fix="if the server was reinstalled, remove its old line from known_hosts "
+                "(ssh-keygen -R HOST) and add the new key; otherwise do not connect",
+            ) from None
         except paramiko.AuthenticationException as exc:
             self._client.close()
-            raise AuthError(f"SSH authentication to {where} failed",
-                            expected="a key listed in the server's authorized_keys, an ssh-agent key, "
-                                     "or the right password in RLA_REMOTE_PASSWORD",
-                            found=scrub(f"{type(exc).__name__}: {exc}", password),
-                            fix="check REMOTE_SETTING.username / key_filename, or set RLA_REMOTE_PASSWORD") from None
+            raise AuthError(
+                f"SSH authentication to {where} failed",
+                expected="a key listed in the server's authorized_keys, an ssh-agent key, "
+                "or the right password in RLA_REMOTE_PASSWORD",
+                found=scrub(f"{type(exc).__name__}: {exc}", password),
+                fix="check REMOTE_SETTING.username / key_filename, or set RLA_REMOTE_PASSWORD",
+            ) from None
         except (paramiko.SSHException, OSError, EOFError) as exc:
             self._client.close()
-            raise TransportError(f"Cannot open an SFTP session to {where}",
-                                 expected="an SSH server accepting connections",
-                                 found=scrub(f"{type(exc).__name__}: {exc}", password),
-                                 fix="check ftp_server, port and the network; is sshd running?") from None
+            raise TransportError(
+                f"Cannot open an SFTP session to {where}",
+                expected="an SSH server accepting connections",
+                found=scrub(f"{type(exc).__name__}: {exc}", password),
+                fix="check ftp_server, port and the network; is sshd running?",
+            ) from None
 
     def _fail(self, action: str, rpath: str, exc: BaseException) -> TransportError:
-        return TransportError(f"SFTP could not {action} {rpath} on {self._where}",
-                              expected="a working SFTP session and a writable remote_data_root",
-                              found=scrub(f"{type(exc).__name__}: {exc}", self._secret),
-                              fix="check the path and permissions on the main node, then sync again")
+        return TransportError(
+            f"SFTP could not {action} {rpath} on {self._where}",
+            expected="a working SFTP session and a writable remote_data_root",
+            found=scrub(f"{type(exc).__name__}: {exc}", self._secret),
+            fix="check the path and permissions on the main node, then sync again",
+        )
 
     def stat(self, rpath: str) -> Optional[RemoteStat]:
         try:
@@ -169,8 +206,16 @@ class SFTPTransport(Transport):
         except Exception as exc:  # noqa: BLE001
             raise self._fail("list", rpath, exc) from exc
         # READDIR reports a link as itself (lstat), so a link is never taken for its target.
-        return [RemoteEntry(a.filename, stat_mod.S_ISDIR(a.st_mode or 0), int(a.st_size or 0), a.st_mtime,
-                            *_mode_kinds(a.st_mode)) for a in attrs]
+        return [
+            RemoteEntry(
+                a.filename,
+                stat_mod.S_ISDIR(a.st_mode or 0),
+                int(a.st_size or 0),
+                a.st_mtime,
+                *_mode_kinds(a.st_mode),
+            )
+            for a in attrs
+        ]
 
     def mkdir(self, rpath: str) -> None:
         try:
@@ -185,8 +230,16 @@ class SFTPTransport(Transport):
         except Exception as exc:  # noqa: BLE001
             raise self._fail("create directory", rpath, exc) from exc
 
-    def write(self, rpath: str, source: IO[bytes], offset: int, length: int, mtime: Optional[float] = None,
-              expect_size: Optional[int] = None, mode: Optional[int] = None) -> WriteResult:
+    def write(
+        self,
+        rpath: str,
+        source: IO[bytes],
+        offset: int,
+        length: int,
+        mtime: Optional[float] = None,
+        expect_size: Optional[int] = None,
+        mode: Optional[int] = None,
+    ) -> WriteResult:
         # Size checks and times go through the open handle (FSTAT/FSETSTAT): fewer and
         # smaller requests than path-based STAT/SETSTAT (issue 5's byte budget).
         try:
@@ -219,17 +272,26 @@ class SFTPTransport(Transport):
         try:
             handle = self._sftp.open(rpath, "rb")
         except (FileNotFoundError, PermissionError) as exc:
-            raise RemoteFileError(f"SFTP cannot read {rpath} on {self._where}", expected="a readable file",
-                                  found=f"{type(exc).__name__}: {exc}", fix="pull again") from None
+            raise RemoteFileError(
+                f"SFTP cannot read {rpath} on {self._where}",
+                expected="a readable file",
+                found=f"{type(exc).__name__}: {exc}",
+                fix="pull again",
+            ) from None
         except Exception as exc:  # noqa: BLE001
             raise self._fail("read", rpath, exc) from exc
         try:
             with handle:
                 opened = handle.stat()
-                if opened.st_mode and not stat_mod.S_ISREG(opened.st_mode):  # listed as a file, opened as other
-                    raise RemoteFileError(f"SFTP refuses {rpath} on {self._where}: it is not a regular file",
-                                          expected="a regular file", found=f"mode {opened.st_mode:o}",
-                                          fix="pull again; remove it on the main node if it stays")
+                if opened.st_mode and not stat_mod.S_ISREG(
+                    opened.st_mode
+                ):  # listed as a file, opened as other
+                    raise RemoteFileError(
+                        f"SFTP refuses {rpath} on {self._where}: it is not a regular file",
+                        expected="a regular file",
+                        found=f"mode {opened.st_mode:o}",
+                        fix="pull again; remove it on the main node if it stays",
+                    )
                 length = max(0, int(opened.st_size or 0) - offset)
                 if limit is not None:
                     length = min(length, limit)  # the server's size claim never decides alone
@@ -272,7 +334,12 @@ class SFTPTransport(Transport):
         twin = object.__new__(SFTPTransport)
         Transport.__init__(twin)
         twin.host, twin.port, twin.username = self.host, self.port, self.username
-        twin._secret, twin._where, twin._client, twin._owns_client = self._secret, self._where, self._client, False
+        twin._secret, twin._where, twin._client, twin._owns_client = (
+            self._secret,
+            self._where,
+            self._client,
+            False,
+        )
         try:
             twin._sftp = self._client.open_sftp()
             twin._sftp.get_channel().settimeout(self._sftp.get_channel().gettimeout())

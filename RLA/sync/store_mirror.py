@@ -8,6 +8,7 @@ unchanged store costs the listing and nothing else. Every listed name goes throu
 checks of the pull (:mod:`RLA.sync.remote_names`) before a local path is built; files the
 store no longer lists leave the cache.
 """
+
 from __future__ import annotations
 
 import concurrent.futures
@@ -79,16 +80,18 @@ def _place(data_type: str, parts: List[str], refuse: Refuse) -> Optional[Tuple[s
     """
     for depth in range(min(len(parts), MAX_WALK_DEPTH)):
         if is_day(parts[:depth]):
-            entry, rest = parts[depth], parts[depth + 1:]
+            entry, rest = parts[depth], parts[depth + 1 :]
             if data_type == ARCHIVE_TESTER:
                 if rest or not entry.endswith(".json"):
                     return None
-                entry = entry[:-len(".json")]
+                entry = entry[: -len(".json")]
             elif not rest:
                 return None  # a file beside the runs of a day
-            where = "/".join([data_type, *parts[:depth + 1]])
+            where = "/".join([data_type, *parts[: depth + 1]])
             try:
-                task, date, name = check_run("/".join(parts[:depth - 3]), "/".join(parts[depth - 3:depth]), entry)
+                task, date, name = check_run(
+                    "/".join(parts[: depth - 3]), "/".join(parts[depth - 3 : depth]), entry
+                )
             except UnsafePathError as exc:
                 if not is_plain_name(parts[depth]):
                     refuse(where, exc.problem)
@@ -101,13 +104,16 @@ def _place(data_type: str, parts: List[str], refuse: Refuse) -> Optional[Tuple[s
 
 def _prefixed(refuse: Refuse, data_type: str) -> Refuse:
     """``refuse`` for paths relative to one data type's folder."""
+
     def inner(rel: str, why: str) -> None:
         refuse(f"{data_type}/{rel}", why)
+
     return inner
 
 
-def list_store(transport: Transport, remote_root: str, data_types: Sequence[str], refuse: Refuse
-               ) -> Dict[str, StoreRun]:
+def list_store(
+    transport: Transport, remote_root: str, data_types: Sequence[str], refuse: Refuse
+) -> Dict[str, StoreRun]:
     """Every run below ``remote_root`` from one recursive listing per data type (run → files).
 
     Transient files (``.x.rla-part``), links and special files are left out; crafted names
@@ -127,7 +133,9 @@ def list_store(transport: Transport, remote_root: str, data_types: Sequence[str]
             task, date, name, inner = place
             key = "/".join([data_type, *inner]) if data_type != ARCHIVE_TESTER else ARCHIVE_TESTER
             if entry.is_link or getattr(entry, "is_special", False):
-                refuse(f"{data_type}/{rel}", "it is not a regular file on the server (a link, pipe or device)")
+                refuse(
+                    f"{data_type}/{rel}", "it is not a regular file on the server (a link, pipe or device)"
+                )
                 continue
             layout = RunLayout(Path(remote_root), task, date, name)
             run = runs.setdefault(layout.relative, StoreRun(layout))
@@ -157,8 +165,9 @@ def _local_size(path: Path) -> Optional[int]:
     return st.st_size if stat.S_ISREG(st.st_mode) else None
 
 
-def plan_run(run: StoreRun, local: RunLayout, recorded: Dict[str, list], max_size: int
-             ) -> Tuple[List[Step], Dict[str, RemoteFile]]:
+def plan_run(
+    run: StoreRun, local: RunLayout, recorded: Dict[str, list], max_size: int
+) -> Tuple[List[Step], Dict[str, RemoteFile]]:
     """The downloads that bring one cached run up to date with its listing.
 
     A file whose recorded tag, size and time equal the listing's, and whose cached copy
@@ -194,8 +203,9 @@ def _rel(local: RunLayout, path: Path) -> str:
 Job = Tuple[StoreRun, RunLayout, List[Step], Dict[str, RemoteFile]]
 
 
-def _download(transport: Transport, jobs: List[Job], max_size: int, refuse: Refuse,
-              done: Callable[[Job, object], None]) -> None:
+def _download(
+    transport: Transport, jobs: List[Job], max_size: int, refuse: Refuse, done: Callable[[Job, object], None]
+) -> None:
     """Run the planned downloads of ``jobs`` on up to ``mirror_workers`` channels of ``transport``.
 
     ``done(job, result)`` is called for each finished run (under the caller's control: the
@@ -241,7 +251,9 @@ def _drop(cache: Path, rel: str) -> bool:
     return True
 
 
-def _mark_changed(cache: Path, fetched: List[RunLayout], removed: List[str], runs: Dict[str, StoreRun]) -> None:
+def _mark_changed(
+    cache: Path, fetched: List[RunLayout], removed: List[str], runs: Dict[str, StoreRun]
+) -> None:
     """Tell the query's index which cached runs changed in place (fetched or removed files).
 
     The index trusts a settled run until its periodic re-check; a run the refresh rewrote
@@ -258,16 +270,25 @@ def _mark_changed(cache: Path, fetched: List[RunLayout], removed: List[str], run
                 folders[_rel(local, local.path(data_type))] = local
         for rel in removed:
             parts = rel.split("/")
-            owner = next((folders[p] for p in ("/".join(parts[:i]) for i in range(1, len(parts))) if p in folders),
-                         None)
+            owner = next(
+                (folders[p] for p in ("/".join(parts[:i]) for i in range(1, len(parts))) if p in folders),
+                None,
+            )
             if owner is not None:
                 touched.setdefault(owner.relative, owner)
     if touched:
         mark_changed(cache, list(touched.values()))
 
 
-def mirror(transport: Transport, remote_root: str, cache: Path, data_types: Sequence[str], max_size: int,
-           refuse: Refuse, where: str = "") -> MirrorResult:
+def mirror(
+    transport: Transport,
+    remote_root: str,
+    cache: Path,
+    data_types: Sequence[str],
+    max_size: int,
+    refuse: Refuse,
+    where: str = "",
+) -> MirrorResult:
     """Bring ``cache`` up to date with the runs below ``remote_root`` (see the module's doc).
 
     The record of fetched files is saved even when a transfer fails half-way, so the next
@@ -278,8 +299,9 @@ def mirror(transport: Transport, remote_root: str, cache: Path, data_types: Sequ
     """
     state = load_state(cache)
     files = state["files"]
-    recorded: Dict[str, list] = {k: v for k, v in files.items() if isinstance(v, list)} \
-        if isinstance(files, dict) else {}
+    recorded: Dict[str, list] = (
+        {k: v for k, v in files.items() if isinstance(v, list)} if isinstance(files, dict) else {}
+    )
     result = MirrorResult(listed_at=time.time())
     runs = list_store(transport, remote_root, data_types, refuse)
     result.runs = sorted(runs)
@@ -309,11 +331,17 @@ def mirror(transport: Transport, remote_root: str, cache: Path, data_types: Sequ
         if jobs:
             _download(transport, jobs, max_size, refuse, done)
     except BaseException:
-        atomic_write_json(cache / STATE_FILE, {"version": STATE_VERSION, "where": where, "listed_at": 0.0,
-                                               "files": {**recorded, **records}}, durable=False)
+        atomic_write_json(
+            cache / STATE_FILE,
+            {"version": STATE_VERSION, "where": where, "listed_at": 0.0, "files": {**recorded, **records}},
+            durable=False,
+        )
         raise
     result.removed = [rel for rel in sorted(set(recorded) - set(records)) if _drop(cache, rel)]
     _mark_changed(cache, list(changed.values()), result.removed, runs)
-    atomic_write_json(cache / STATE_FILE, {"version": STATE_VERSION, "where": where,
-                                           "listed_at": result.listed_at, "files": records}, durable=False)
+    atomic_write_json(
+        cache / STATE_FILE,
+        {"version": STATE_VERSION, "where": where, "listed_at": result.listed_at, "files": records},
+        durable=False,
+    )
     return result

@@ -1,4 +1,5 @@
 """``RunSyncer``: push and pull whole runs over one connection, with retries and backoff."""
+
 from __future__ import annotations
 
 import concurrent.futures
@@ -47,15 +48,26 @@ class RunSyncer:
         ConfigError: ``remote_data_root`` is not set.
     """
 
-    def __init__(self, settings: RemoteSettings, data_root: Any, *, project_root: Optional[Path] = None,
-                 data_types: Optional[Sequence[str]] = None, warn: Optional[Callable[[str], None]] = None,
-                 connect: Optional[Callable[[], Transport]] = None,
-                 sleep: Callable[[float], None] = time.sleep, channels: int = DEFAULT_CHANNELS,
-                 max_file_size: Optional[int] = None) -> None:
+    def __init__(
+        self,
+        settings: RemoteSettings,
+        data_root: Any,
+        *,
+        project_root: Optional[Path] = None,
+        data_types: Optional[Sequence[str]] = None,
+        warn: Optional[Callable[[str], None]] = None,
+        connect: Optional[Callable[[], Transport]] = None,
+        sleep: Callable[[float], None] = time.sleep,
+        channels: int = DEFAULT_CHANNELS,
+        max_file_size: Optional[int] = None,
+    ) -> None:
         if not settings.data_root_on_remote():
-            raise ConfigError("REMOTE_SETTING.remote_data_root is not set",
-                              expected="the data_root of the database on the main node",
-                              found="an empty value", fix="set REMOTE_SETTING.remote_data_root in rla_config.yaml")
+            raise ConfigError(
+                "REMOTE_SETTING.remote_data_root is not set",
+                expected="the data_root of the database on the main node",
+                found="an empty value",
+                fix="set REMOTE_SETTING.remote_data_root in rla_config.yaml",
+            )
         self.settings = settings
         self.data_root = Path(data_root)
         self.remote_root = (settings.data_root_on_remote() or "").rstrip("/") or "/"
@@ -71,19 +83,29 @@ class RunSyncer:
 
             def connect() -> Transport:
                 return open_transport(settings, project_root=project_root, warn=self.warn)
+
         self._connect = connect
-        self.target = target_id(settings.file_transfer_protocol, settings.address(), settings.port,
-                                settings.username, self.remote_root)
+        self.target = target_id(
+            settings.file_transfer_protocol,
+            settings.address(),
+            settings.port,
+            settings.username,
+            self.remote_root,
+        )
         user = f"{settings.username}@" if settings.username else ""
         host = f"{user}{settings.ftp_server}" + (f":{settings.port}" if settings.port else "")
         if settings.file_transfer_protocol == "s3":
             host = f"{settings.bucket}/{(settings.prefix or '').strip('/')}".rstrip("/")
-        self.where = (f"{settings.file_transfer_protocol}://{host}{self.remote_root}"
-                      if settings.file_transfer_protocol != "local" else self.remote_root)
+        self.where = (
+            f"{settings.file_transfer_protocol}://{host}{self.remote_root}"
+            if settings.file_transfer_protocol != "local"
+            else self.remote_root
+        )
 
     # ---------------------------------------------------------------------- push
-    def push(self, runs: Iterable[RunLayout], dry_run: bool = False,
-             progress: Optional[Progress] = None) -> SyncReport:
+    def push(
+        self, runs: Iterable[RunLayout], dry_run: bool = False, progress: Optional[Progress] = None
+    ) -> SyncReport:
         """Make the main node hold every selected run byte for byte.
 
         Unchanged runs cost a local ``stat`` per file and no connection at all.
@@ -115,8 +137,14 @@ class RunSyncer:
         report.seconds = time.perf_counter() - started
         return report
 
-    def _parallel(self, transport: Transport, runs: List[RunLayout], report: SyncReport, done: Set[str],
-                  progress: Optional[Progress]) -> None:
+    def _parallel(
+        self,
+        transport: Transport,
+        runs: List[RunLayout],
+        report: SyncReport,
+        done: Set[str],
+        progress: Optional[Progress],
+    ) -> None:
         """Push ``runs`` over up to :attr:`channels` channels of the one connection.
 
         Transfers are bound by round trips, not bandwidth, so several SFTP sessions on the
@@ -140,13 +168,13 @@ class RunSyncer:
                     free.put(lane)
 
             if len(lanes) == 1:
-                for run in (progress(runs, len(runs)) if progress else runs):
+                for run in progress(runs, len(runs)) if progress else runs:
                     one(run)
                 return
             with concurrent.futures.ThreadPoolExecutor(len(lanes), thread_name_prefix="rla-sync") as pool:
                 futures = [pool.submit(one, run) for run in runs]
                 finished = concurrent.futures.as_completed(futures)
-                for future in (progress(finished, len(futures)) if progress else finished):
+                for future in progress(finished, len(futures)) if progress else finished:
                     if future.exception() is not None:
                         for other in futures:
                             other.cancel()
@@ -156,8 +184,9 @@ class RunSyncer:
                 transport.bytes_sent += twin.bytes_sent
                 twin.close()
 
-    def _push_one(self, transport: Transport, run: RunLayout, report: SyncReport,
-                  lock: threading.Lock) -> None:
+    def _push_one(
+        self, transport: Transport, run: RunLayout, report: SyncReport, lock: threading.Lock
+    ) -> None:
         manifest = RunManifest.load(manifest_path(self.data_root, self.target, run))
         files, steps, _skipped = self._plan_push(run, manifest)
         remote = run.moved(data_root=Path(self.remote_root))
@@ -172,8 +201,9 @@ class RunSyncer:
             report.files_appended += len(result.appended)
             report.files_deleted += len(result.deleted)
 
-    def _plan_push(self, run: RunLayout, manifest: RunManifest
-                   ) -> Tuple[Dict[str, LocalFile], List[Step], int]:
+    def _plan_push(
+        self, run: RunLayout, manifest: RunManifest
+    ) -> Tuple[Dict[str, LocalFile], List[Step], int]:
         """The run's files (links never followed), the steps without files over the cap, and
         how many files were left out (each warned about once)."""
         warn = self._refuser("push", run)
@@ -184,15 +214,21 @@ class RunSyncer:
             warn(key, why)
 
         files = local_files(run, self.data_types, refuse=refuse)
-        steps, dropped = drop_oversize(plan_push(files, manifest.files, manifest.pending),
-                                       {key: f.size for key, f in files.items()}, self.max_file_size)
+        steps, dropped = drop_oversize(
+            plan_push(files, manifest.files, manifest.pending),
+            {key: f.size for key, f in files.items()},
+            self.max_file_size,
+        )
         for key in dropped:
-            refuse(key, f"it is {files[key].size} bytes, over the cap of {self.max_file_size} bytes "
-                        f"(max_file_size)")
+            refuse(
+                key,
+                f"it is {files[key].size} bytes, over the cap of {self.max_file_size} bytes (max_file_size)",
+            )
         return files, steps, len(refused)
 
     def _refuser(self, direction: str, run: Optional[RunLayout] = None) -> Callable[[str, str], None]:
         """A ``refuse(key, why)`` that warns once per syncer about each file left out."""
+
         def refuse(key: str, why: str) -> None:
             where = f"{run.relative} {key}" if run is not None else key
             message = f"{direction}: skipped {where!r}: {why}"
@@ -202,11 +238,19 @@ class RunSyncer:
                 self._warned.add(message)
             if self.warn is not None:
                 self.warn(message)
+
         return refuse
 
     # ---------------------------------------------------------------------- pull
-    def pull(self, task: Optional[str] = None, selectors: Sequence[str] = (), since: Any = None,
-             until: Any = None, dry_run: bool = False, progress: Optional[Progress] = None) -> SyncReport:
+    def pull(
+        self,
+        task: Optional[str] = None,
+        selectors: Sequence[str] = (),
+        since: Any = None,
+        until: Any = None,
+        dry_run: bool = False,
+        progress: Optional[Progress] = None,
+    ) -> SyncReport:
         """Download the main node's runs matching the selectors into the local database.
 
         Args:
@@ -235,11 +279,12 @@ class RunSyncer:
         done: Set[str] = set()
 
         def work(transport: Transport) -> None:
-            runs = find_remote_runs(transport, self.remote_root, self.data_types, task, keep,
-                                    refuse=self._refuser("pull"))
+            runs = find_remote_runs(
+                transport, self.remote_root, self.data_types, task, keep, refuse=self._refuser("pull")
+            )
             report.runs = len(runs)
             pending = [run for run in runs if run.relative not in done]
-            for run in (progress(pending, len(pending)) if progress else pending):
+            for run in progress(pending, len(pending)) if progress else pending:
                 self._pull_one(transport, run, report, dry_run)
                 done.add(run.relative)
 
@@ -268,6 +313,7 @@ class RunSyncer:
             report.files_fetched += len(result.fetched)
             if result.received or result.fetched:
                 from RLA.query.catalog import mark_changed
+
                 mark_changed(self.data_root, [local])  # a settled local run changed in place
         report.files_skipped += len(skipped)  # listed and refused, or given up while downloading
 
@@ -285,19 +331,28 @@ class RunSyncer:
                 raise
             except TransportError as exc:
                 if attempt >= self.settings.retries:
-                    raise SyncError(f"Sync with {self.where} failed after {attempt + 1} attempt(s)",
-                                    expected="a reachable main node", found=str(exc),
-                                    fix="check the network and REMOTE_SETTING, then sync again: "
-                                        "finished files are kept and the rest resumes") from exc
-                delay = self.settings.backoff * (2 ** attempt)
+                    raise SyncError(
+                        f"Sync with {self.where} failed after {attempt + 1} attempt(s)",
+                        expected="a reachable main node",
+                        found=str(exc),
+                        fix="check the network and REMOTE_SETTING, then sync again: "
+                        "finished files are kept and the rest resumes",
+                    ) from exc
+                delay = self.settings.backoff * (2**attempt)
                 attempt += 1
                 report.retries += 1
                 if self.warn is not None:
-                    self.warn(f"sync with {self.where} failed ({exc.problem}); retry {attempt}/"
-                              f"{self.settings.retries} in {delay:.1f}s")
+                    self.warn(
+                        f"sync with {self.where} failed ({exc.problem}); retry {attempt}/"
+                        f"{self.settings.retries} in {delay:.1f}s"
+                    )
                 self._sleep(delay)
             finally:
                 if transport is not None:
-                    setattr(report, counter, getattr(report, counter) + (
-                        transport.bytes_sent if counter == "bytes_sent" else transport.bytes_received))
+                    setattr(
+                        report,
+                        counter,
+                        getattr(report, counter)
+                        + (transport.bytes_sent if counter == "bytes_sent" else transport.bytes_received),
+                    )
                     transport.close()

@@ -1,4 +1,5 @@
 """Trackers: time spent in named code sections and memory use, recorded through the logger."""
+
 from __future__ import annotations
 
 from RLA.trackers.memory_tracker import MemoryTracker, memory_tracker

@@ -1,4 +1,5 @@
 """MemoryTracker: resident memory of the process (now and peak) and torch CUDA memory, loggable."""
+
 from __future__ import annotations
 
 import os
@@ -47,8 +48,9 @@ class MemoryTracker:
             out["cuda_peak_allocated_mb"] = torch.cuda.max_memory_allocated() / _MB
         return out
 
-    def log(self, record: Any = None, prefix: str = "memory/", exclude: Optional[Sequence[str]] = None
-            ) -> Dict[str, float]:
+    def log(
+        self, record: Any = None, prefix: str = "memory/", exclude: Optional[Sequence[str]] = None
+    ) -> Dict[str, float]:
         """Record the snapshot as scalars ``<prefix><figure>`` for the next dump (see ``TimeTracker.log``)."""
         if record is None:
             from RLA.easy_log import logger as record

@@ -3,6 +3,7 @@
 The original inspected its own locals (always empty) and needed TensorFlow; this one looks
 at the caller's frame and uses ``sys.getsizeof`` (shallow sizes, like the original meant).
 """
+
 from __future__ import annotations
 
 import inspect

@@ -1,4 +1,5 @@
 """TimeTracker: calls, total, per-call time and share of wall time of named code sections."""
+
 from __future__ import annotations
 
 import contextlib
@@ -51,15 +52,23 @@ class TimeTracker:
             RLAError: ``name`` is already being timed.
         """
         if name in self._open:
-            raise RLAError(f"Section {name!r} is already being timed", expected="stop() before start() again",
-                           found="a second start()", fix="use `with tracker(name):` to pair them")
+            raise RLAError(
+                f"Section {name!r} is already being timed",
+                expected="stop() before start() again",
+                found="a second start()",
+                fix="use `with tracker(name):` to pair them",
+            )
         self._open[name] = self._clock()
 
     def stop(self, name: str) -> float:
         """Stop timing ``name``; returns the seconds of this call."""
         if name not in self._open:
-            raise RLAError(f"Section {name!r} was not started", expected=f"start({name!r}) first",
-                           found="stop() without start()", fix="use `with tracker(name):` to pair them")
+            raise RLAError(
+                f"Section {name!r} was not started",
+                expected=f"start({name!r}) first",
+                found="stop() without start()",
+                fix="use `with tracker(name):` to pair them",
+            )
         used = self._clock() - self._open.pop(name)
         stats = self._stats.setdefault(name, SectionStats())
         stats.calls += 1
@@ -79,6 +88,7 @@ class TimeTracker:
 
     def profile(self, name: Optional[str] = None) -> Callable[[F], F]:
         """Decorator timing every call of a function (under ``name`` or its qualified name)."""
+
         def wrap(func: F) -> F:
             section = name or func.__qualname__
 
@@ -86,20 +96,29 @@ class TimeTracker:
             def timed(*args: Any, **kwargs: Any) -> Any:
                 with self(section):
                     return func(*args, **kwargs)
+
             return timed  # type: ignore[return-value]
+
         return wrap
 
     def stats(self, name: str) -> Dict[str, float]:
         """``{"calls", "total", "per_call", "share"}`` of one section (share of the wall time since reset)."""
         stats = self._stats.get(name, SectionStats())
         wall = max(self._clock() - self._origin, 1e-12)
-        return {"calls": stats.calls, "total": stats.total, "per_call": stats.per_call, "share": stats.total / wall}
+        return {
+            "calls": stats.calls,
+            "total": stats.total,
+            "per_call": stats.per_call,
+            "share": stats.total / wall,
+        }
 
     def summary(self) -> Dict[str, Dict[str, float]]:
         """The stats of every section, by name."""
         return {name: self.stats(name) for name in sorted(self._stats)}
 
-    def log(self, record: Any = None, prefix: str = "time_used/", exclude: Optional[Sequence[str]] = None) -> Dict[str, float]:
+    def log(
+        self, record: Any = None, prefix: str = "time_used/", exclude: Optional[Sequence[str]] = None
+    ) -> Dict[str, float]:
         """Record every section's stats as scalars ``<prefix><name>/<stat>`` for the next dump.
 
         Args:

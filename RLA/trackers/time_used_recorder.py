@@ -8,6 +8,7 @@ Example (the original's usage)::
         collect()
     tracker.log()   # time_used/total calls/rollout ... into the next dump (not the CSV)
 """
+
 from __future__ import annotations
 
 import time
@@ -71,9 +72,12 @@ class TimeTracker:
         if name not in self.time_dict:
             raise KeyError(f"no time tracker named {name!r}; open it with add({name!r}) first")
         stats = self._core.stats(name)
-        return {f"total calls/{name}": stats["calls"], f"total time cost/{name}": stats["total"],
-                f"{self.per_call_key}/{name}": stats["per_call"],
-                f"time cost percentage/{name}": stats["share"]}
+        return {
+            f"total calls/{name}": stats["calls"],
+            f"total time cost/{name}": stats["total"],
+            f"{self.per_call_key}/{name}": stats["per_call"],
+            f"time cost percentage/{name}": stats["share"],
+        }
 
     def get_info(self) -> Dict[str, float]:
         """Every section's statistics in one dict."""

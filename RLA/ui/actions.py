@@ -6,6 +6,7 @@ code as ``rla archive`` / ``rla delete`` / ``rla archive --restore`` / ``rla tra
 (``describe``), which the page shows in its confirmation dialog; only a second request
 with ``confirm: true`` applies it.
 """
+
 from __future__ import annotations
 
 import os
@@ -41,12 +42,19 @@ def _plan(data_root: os.PathLike, action: str, indices: Sequence[str]) -> Any:
     from RLA.ops import plan_archive, plan_delete
 
     if action not in ACTIONS:
-        raise ActionError(f"Unknown action {action!r}", expected=f"one of {', '.join(ACTIONS)}",
-                          found=repr(action), fix="pick a listed action")
+        raise ActionError(
+            f"Unknown action {action!r}",
+            expected=f"one of {', '.join(ACTIONS)}",
+            found=repr(action),
+            fix="pick a listed action",
+        )
     if not indices or len(indices) > MAX_RUNS or not all(isinstance(i, str) for i in indices):
-        raise ActionError("Bad run list", expected=f"1 to {MAX_RUNS} run indices",
-                          found=f"{len(indices) if isinstance(indices, list) else type(indices).__name__}",
-                          fix="tick runs on the runs page")
+        raise ActionError(
+            "Bad run list",
+            expected=f"1 to {MAX_RUNS} run indices",
+            found=f"{len(indices) if isinstance(indices, list) else type(indices).__name__}",
+            fix="tick runs on the runs page",
+        )
     if action == "undelete":
         from RLA.ops.trash import find_trashed, plan_restore
 
@@ -71,8 +79,12 @@ def run_action(data_root: os.PathLike, action: str, indices: List[str], confirm:
     text = plan.describe()
     if confirm is True:
         plan.apply()
-    return {"action": action, "plan": text, "applied": confirm is True,
-            "runs": [{"index": p.index, "result": p.result, "conflict": p.conflict} for p in plan.runs]}
+    return {
+        "action": action,
+        "plan": text,
+        "applied": confirm is True,
+        "runs": [{"index": p.index, "result": p.result, "conflict": p.conflict} for p in plan.runs],
+    }
 
 
 def annotate(data_root: os.PathLike, index: str, body: Dict[str, Any]) -> Annotations:
@@ -80,8 +92,12 @@ def annotate(data_root: os.PathLike, index: str, body: Dict[str, Any]) -> Annota
     layout = resolve_run(data_root, index)
     add, remove = body.get("add") or [], body.get("remove") or []
     if not isinstance(add, list) or not isinstance(remove, list):
-        raise ActionError("Bad tag change", expected='{"add": [tags], "remove": [tags]}',
-                          found=repr(body)[:200], fix="send lists of tags")
+        raise ActionError(
+            "Bad tag change",
+            expected='{"add": [tags], "remove": [tags]}',
+            found=repr(body)[:200],
+            fix="send lists of tags",
+        )
     if add:
         add_tags(layout, add)
     if remove:

@@ -10,6 +10,7 @@ fix, position}}`` with status 400/403/404):
 ``/api/file?path=<relative to the data root>``; POST ``/api/action`` and
 ``/api/run/<index>/annotations`` (refused with ``--read-only``).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -29,9 +30,17 @@ def error_body(exc: RLAError, raw_where: Optional[str] = None) -> Dict[str, Any]
     position = getattr(exc, "position", None)
     if position is not None and raw_where is not None:
         position += len(raw_where) - len(raw_where.lstrip())
-    return {"error": {"message": str(exc), "problem": exc.problem, "expected": exc.expected,
-                      "found": exc.found, "fix": exc.fix, "position": position,
-                      "type": type(exc).__name__}}
+    return {
+        "error": {
+            "message": str(exc),
+            "problem": exc.problem,
+            "expected": exc.expected,
+            "found": exc.found,
+            "fix": exc.fix,
+            "position": position,
+            "type": type(exc).__name__,
+        }
+    }
 
 
 def _status_of(exc: RLAError) -> int:
@@ -44,8 +53,9 @@ def _status_of(exc: RLAError) -> int:
     return 400
 
 
-def create_app(data_root: os.PathLike, read_only: bool = False, host: str = "127.0.0.1",
-               token: Optional[str] = None) -> Any:
+def create_app(
+    data_root: os.PathLike, read_only: bool = False, host: str = "127.0.0.1", token: Optional[str] = None
+) -> Any:
     """Build the dashboard app for ``data_root`` (wrapped in :class:`RLA.ui.security.Guard`).
 
     Args:
@@ -63,18 +73,26 @@ def create_app(data_root: os.PathLike, read_only: bool = False, host: str = "127
 
     root = Path(data_root).resolve()
     if not root.is_dir():
-        raise RLAError(f"The data root {data_root} does not exist", expected="an existing folder",
-                       found=str(data_root), fix="pass --data-root")
+        raise RLAError(
+            f"The data root {data_root} does not exist",
+            expected="an existing folder",
+            found=str(data_root),
+            fix="pass --data-root",
+        )
     ctx = handlers.Context(root, read_only)
 
     def route(path: str, fn: Callable, methods: tuple = ("GET",)) -> Route:
         return Route(path, partial(_guarded, fn, ctx), methods=list(methods))
 
     routes = [
-        Route("/", handlers.index_page), route("/api/info", handlers.info),
-        route("/api/tasks", handlers.tasks), route("/api/runs", handlers.runs),
-        route("/api/status", handlers.status), route("/api/curves", handlers.curves),
-        route("/api/compare", handlers.compare), route("/api/file", handlers.file),
+        Route("/", handlers.index_page),
+        route("/api/info", handlers.info),
+        route("/api/tasks", handlers.tasks),
+        route("/api/runs", handlers.runs),
+        route("/api/status", handlers.status),
+        route("/api/curves", handlers.curves),
+        route("/api/compare", handlers.compare),
+        route("/api/file", handlers.file),
         route("/api/action", handlers.action, ("POST",)),
         route("/api/run/{index:path}/annotations", handlers.annotations, ("POST",)),
         route("/api/run/{index:path}", handlers.run),
@@ -92,8 +110,9 @@ async def _guarded(fn: Callable, ctx: Any, request: Any) -> Any:
         try:
             request.state.body = json.loads((await request.body()) or b"{}")
         except ValueError as exc:
-            return JSONResponse({"error": {"message": f"the request body is not JSON ({exc})"}},
-                                status_code=400)
+            return JSONResponse(
+                {"error": {"message": f"the request body is not JSON ({exc})"}}, status_code=400
+            )
     try:
         return await asyncio.to_thread(fn, ctx, request)
     except RLAError as exc:

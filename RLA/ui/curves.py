@@ -6,6 +6,7 @@ is put on its own grid (:func:`RLA.plot.resample.common_grid`, :func:`stack` wit
 smoothing), and :func:`RLA.plot.stats.aggregate` / :func:`band` / :func:`counts` give the
 center, the band and the number of runs at each x: the numbers of ``rla plot``'s CSV.
 """
+
 from __future__ import annotations
 
 import csv
@@ -40,22 +41,38 @@ class CurveOptions:
     seed: int = 0
 
 
-def _group(metric: str, group: Any, data: List[Tuple[np.ndarray, np.ndarray]], indices: List[str],
-           opts: CurveOptions, notes: List[str]) -> Dict[str, Any]:
+def _group(
+    metric: str,
+    group: Any,
+    data: List[Tuple[np.ndarray, np.ndarray]],
+    indices: List[str],
+    opts: CurveOptions,
+    notes: List[str],
+) -> Dict[str, Any]:
     from RLA.plot.resample import common_grid, stack
     from RLA.plot.stats import aggregate, band, counts
 
     grid = common_grid(data, opts.resample, opts.vary_len)
     longest = max(float(x[-1]) for x, _ in data)
     if not opts.vary_len and grid[-1] < longest:
-        notes.append(f"{metric}: {group.legend!r}: {len(data)} runs cut to x <= {grid[-1]:g} (the shortest run); "
-                     "tick 'runs of unequal length' (vary_len=1) to keep the tails")
+        notes.append(
+            f"{metric}: {group.legend!r}: {len(data)} runs cut to x <= {grid[-1]:g} (the shortest run); "
+            "tick 'runs of unequal length' (vary_len=1) to keep the tails"
+        )
     _, smooth = stack(data, grid, opts.smooth)
     center = aggregate(smooth, opts.agg)
     low, high = band(smooth, center, opts.band, opts.agg, opts.samples, opts.seed)
-    out = {"legend": group.legend, "n": len(data), "x": grid, "center": center, "low": low,
-           "high": high, "n_at_x": counts(smooth), "runs": [row.index for row in group.runs],
-           "running": sum(1 for row in group.runs if row.status == "running")}
+    out = {
+        "legend": group.legend,
+        "n": len(data),
+        "x": grid,
+        "center": center,
+        "low": low,
+        "high": high,
+        "n_at_x": counts(smooth),
+        "runs": [row.index for row in group.runs],
+        "running": sum(1 for row in group.runs if row.status == "running"),
+    }
     if opts.individual:
         out["individual"] = [{"index": i, "y": row} for i, row in list(zip(indices, smooth))[:MAX_INDIVIDUAL]]
     return out
@@ -76,10 +93,12 @@ def grouped_curves(rows: Sequence[Any], opts: CurveOptions) -> Dict[str, Any]:
     if not opts.metrics:
         raise RLAError("No metric to plot", expected="metric=<name>", found="none", fix="pick a metric")
     if opts.agg not in AGGREGATES or opts.band not in BANDS or not 0 <= opts.resample <= MAX_RESAMPLE:
-        raise RLAError("Bad chart option", expected=f"agg in {AGGREGATES}, band in {BANDS}, "
-                       f"0 <= resample <= {MAX_RESAMPLE}",
-                       found=f"agg={opts.agg!r}, band={opts.band!r}, resample={opts.resample}",
-                       fix="pick listed values")
+        raise RLAError(
+            "Bad chart option",
+            expected=f"agg in {AGGREGATES}, band in {BANDS}, 0 <= resample <= {MAX_RESAMPLE}",
+            found=f"agg={opts.agg!r}, band={opts.band!r}, resample={opts.resample}",
+            fix="pick listed values",
+        )
     if not rows:
         return {"x": opts.x, "metrics": {}, "notes": []}
     from RLA.query import WARM
@@ -107,8 +126,9 @@ def _grouped(rows: Sequence[Any], opts: CurveOptions) -> Dict[str, Any]:
             if not present:
                 result["notes"].append(f"{metric}: group {group.legend!r} has no data")
                 continue
-            groups.append(_group(metric, group, [per_run[i] for i in present], present, opts,
-                                 result["notes"]))
+            groups.append(
+                _group(metric, group, [per_run[i] for i in present], present, opts, result["notes"])
+            )
         result["metrics"][metric] = groups
     return jsonable(result)
 
@@ -121,6 +141,16 @@ def curves_csv(result: Dict[str, Any]) -> str:
     for metric, groups in result["metrics"].items():
         for group in groups:
             for i, x in enumerate(group["x"]):
-                writer.writerow([metric, group["legend"], group["n"], x, group["center"][i],
-                                 group["low"][i], group["high"][i], group["n_at_x"][i]])
+                writer.writerow(
+                    [
+                        metric,
+                        group["legend"],
+                        group["n"],
+                        x,
+                        group["center"][i],
+                        group["low"][i],
+                        group["high"][i],
+                        group["n_at_x"][i],
+                    ]
+                )
     return buffer.getvalue()

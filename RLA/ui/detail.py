@@ -1,4 +1,5 @@
 """Everything the run page shows about one run: facts, files, checkpoints, replay, media, log tail."""
+
 from __future__ import annotations
 
 import os
@@ -36,8 +37,13 @@ def list_files(layout: RunLayout, data_type: str, path: Path) -> Dict[str, Any]:
             count += 1
             size += stat.st_size
             if len(files) < MAX_FILES:
-                files.append({"path": full.relative_to(root).as_posix(), "size": stat.st_size,
-                              "link": full.is_symlink()})
+                files.append(
+                    {
+                        "path": full.relative_to(root).as_posix(),
+                        "size": stat.st_size,
+                        "link": full.is_symlink(),
+                    }
+                )
     return {"files": files, "total_files": count, "total_bytes": size}
 
 
@@ -59,6 +65,7 @@ def _replay(layout: RunLayout) -> Any:
     if not layout.replay_dir.is_dir():
         return None
     from RLA.replay_buffer.snapshot.inspect import describe
+
     try:
         return describe(os.fspath(layout.replay_dir))
     except (RLAError, OSError, ValueError) as exc:
@@ -86,20 +93,47 @@ def run_detail(layout: RunLayout, log_lines: int = 200) -> Dict[str, Any]:
     files = {kind: list_files(layout, kind, path) for kind, path in sorted(layout.existing_paths().items())}
     patch = layout.code_dir / "git_diff.patch"
     notes = read_annotations(layout)
-    return jsonable({
-        "index": layout.index, "task": layout.task, "name": layout.name, "archived": layout.archived,
-        "status": effective_status(info) if info else "unknown",
-        "start_time": info.get("start_time"), "end_time": info.get("end_time"),
-        "host": info.get("host"), "ip": info.get("ip"), "pid": info.get("pid"),
-        "command": info.get("command"), "exit_code": info.get("exit_code"), "error": info.get("error"),
-        "parent": info.get("parent"), "git": info.get("git") or {},
-        "git_diff": _tail(patch, 100_000) if patch.is_file() and patch.stat().st_size <= MAX_PATCH_BYTES
-        else ("(git_diff.patch larger than 1 MB: download it from the files list)" if patch.is_file() else ""),
-        "hyper_params": record.params, "param_source": record.param_source, "tracked_keys": record.tracked,
-        "time_step": record.time_step, "rows": record.n_rows,
-        "metrics": {k: {"last": v[0], "min": v[1], "max": v[2]} for k, v in sorted(record.metrics.items())},
-        "problems": record.problems, "files": files,
-        "checkpoints": files.get(CHECKPOINT, {}).get("files", []), "replay": _replay(layout),
-        "media": _media(files), "log_tail": _tail(layout.log_dir / "log.txt", log_lines),
-        "tags": list(notes.tags), "note": notes.note, "has_code": CODE in files, "has_log": LOG in files,
-    })
+    return jsonable(
+        {
+            "index": layout.index,
+            "task": layout.task,
+            "name": layout.name,
+            "archived": layout.archived,
+            "status": effective_status(info) if info else "unknown",
+            "start_time": info.get("start_time"),
+            "end_time": info.get("end_time"),
+            "host": info.get("host"),
+            "ip": info.get("ip"),
+            "pid": info.get("pid"),
+            "command": info.get("command"),
+            "exit_code": info.get("exit_code"),
+            "error": info.get("error"),
+            "parent": info.get("parent"),
+            "git": info.get("git") or {},
+            "git_diff": _tail(patch, 100_000)
+            if patch.is_file() and patch.stat().st_size <= MAX_PATCH_BYTES
+            else (
+                "(git_diff.patch larger than 1 MB: download it from the files list)"
+                if patch.is_file()
+                else ""
+            ),
+            "hyper_params": record.params,
+            "param_source": record.param_source,
+            "tracked_keys": record.tracked,
+            "time_step": record.time_step,
+            "rows": record.n_rows,
+            "metrics": {
+                k: {"last": v[0], "min": v[1], "max": v[2]} for k, v in sorted(record.metrics.items())
+            },
+            "problems": record.problems,
+            "files": files,
+            "checkpoints": files.get(CHECKPOINT, {}).get("files", []),
+            "replay": _replay(layout),
+            "media": _media(files),
+            "log_tail": _tail(layout.log_dir / "log.txt", log_lines),
+            "tags": list(notes.tags),
+            "note": notes.note,
+            "has_code": CODE in files,
+            "has_log": LOG in files,
+        }
+    )

@@ -1,4 +1,5 @@
 """Turn query results (numpy scalars, NaN, timestamps, tuples) into strict JSON values."""
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -31,6 +32,7 @@ def jsonable(value: Any) -> Any:
     if callable(isoformat):
         try:
             import pandas as pd
+
             if pd.isna(value):
                 return None
         except (ImportError, TypeError, ValueError):

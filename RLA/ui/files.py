@@ -7,6 +7,7 @@ inline; everything else is a download. Every file response forbids scripts
 (``Content-Security-Policy: sandbox``), so an HTML or SVG file written by a run cannot act
 as the dashboard.
 """
+
 from __future__ import annotations
 
 import mimetypes
@@ -17,12 +18,25 @@ from typing import Dict, Tuple
 from RLA.errors import RunNotFoundError
 from RLA.safe_paths import safe_join
 
-INLINE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp", "image/svg+xml", "video/mp4",
-                "video/webm", "video/ogg", "text/plain", "text/csv", "application/json")
+INLINE_TYPES = (
+    "image/png",
+    "image/jpeg",
+    "image/gif",
+    "image/webp",
+    "image/svg+xml",
+    "video/mp4",
+    "video/webm",
+    "video/ogg",
+    "text/plain",
+    "text/csv",
+    "application/json",
+)
 TEXT_SUFFIXES = {".txt", ".log", ".csv", ".json", ".yaml", ".yml", ".py", ".patch", ".diff", ".md", ".sh"}
-SECURITY_HEADERS = {"Content-Security-Policy": "default-src 'none'; img-src 'self'; media-src 'self'; "
-                                               "style-src 'unsafe-inline'; sandbox",
-                    "X-Content-Type-Options": "nosniff"}
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; img-src 'self'; media-src 'self'; "
+    "style-src 'unsafe-inline'; sandbox",
+    "X-Content-Type-Options": "nosniff",
+}
 
 
 def resolve_file(data_root: os.PathLike, relative: str) -> Path:
@@ -34,8 +48,12 @@ def resolve_file(data_root: os.PathLike, relative: str) -> Path:
     """
     path = safe_join(Path(data_root).resolve(), relative, "file path")
     if not path.is_file():
-        raise RunNotFoundError(f"No file {relative!r} in the data root", expected="an existing file",
-                               found="nothing (or a folder)", fix="pick a file from the run page")
+        raise RunNotFoundError(
+            f"No file {relative!r} in the data root",
+            expected="an existing file",
+            found="nothing (or a folder)",
+            fix="pick a file from the run page",
+        )
     return path
 
 

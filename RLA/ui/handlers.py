@@ -3,6 +3,7 @@
 Each handler runs in a worker thread (``fn(ctx, request)``) and may raise an
 :class:`RLA.errors.RLAError`, which the app turns into a JSON error.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -42,8 +43,12 @@ def _number(request: Any, name: str, default: Any, kind: type = float) -> Any:
     try:
         return kind(raw)
     except ValueError:
-        raise QueryError(f"Bad value for {name}", expected=f"a {kind.__name__}", found=repr(raw),
-                         fix=f"pass {name}={default}") from None
+        raise QueryError(
+            f"Bad value for {name}",
+            expected=f"a {kind.__name__}",
+            found=repr(raw),
+            fix=f"pass {name}={default}",
+        ) from None
 
 
 def index_page(request: Any) -> Any:
@@ -52,11 +57,17 @@ def index_page(request: Any) -> Any:
     from RLA.ui.security import TOKEN_COOKIE
 
     html = (Path(__file__).parent / "static" / "index.html").read_text(encoding="utf-8")
-    response = HTMLResponse(html, headers={
-        "Content-Security-Policy": "default-src 'self'; img-src 'self' data: blob:; media-src 'self'; "
-                                   "style-src 'self'; script-src 'self'; object-src 'none'; "
-                                   "frame-ancestors 'none'; base-uri 'none'",
-        "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer", "Cache-Control": "no-store"})
+    response = HTMLResponse(
+        html,
+        headers={
+            "Content-Security-Policy": "default-src 'self'; img-src 'self' data: blob:; media-src 'self'; "
+            "style-src 'self'; script-src 'self'; object-src 'none'; "
+            "frame-ancestors 'none'; base-uri 'none'",
+            "X-Content-Type-Options": "nosniff",
+            "Referrer-Policy": "no-referrer",
+            "Cache-Control": "no-store",
+        },
+    )
     token = request.query_params.get("token")
     if token:  # the guard checked it; later requests of the page carry it as a cookie
         response.set_cookie(TOKEN_COOKIE, token, httponly=True, samesite="strict")
@@ -77,9 +88,15 @@ def tasks(ctx: Context, request: Any) -> Any:
 def runs(ctx: Context, request: Any) -> Any:
     params = request.query_params
     columns: List[str] = [c for c in params.getlist("column") if c]
-    page = runs_page(ctx.data_root, _filter(request), sort=params.get("sort"),
-                     descending=params.get("desc") in ("1", "true"), limit=params.get("limit", 50),
-                     offset=params.get("offset", 0), columns=columns)
+    page = runs_page(
+        ctx.data_root,
+        _filter(request),
+        sort=params.get("sort"),
+        descending=params.get("desc") in ("1", "true"),
+        limit=params.get("limit", 50),
+        offset=params.get("offset", 0),
+        columns=columns,
+    )
     return _json(page)
 
 
@@ -102,12 +119,18 @@ def _curve_options(request: Any) -> CurveOptions:
     bound: Optional[Tuple[float, float]] = None
     if x_max is not None or x_min is not None:
         bound = (float("-inf") if x_min is None else x_min, float("inf") if x_max is None else x_max)
-    return CurveOptions(metrics=[m for m in params.getlist("metric") if m], x=params.get("x") or "time-step",
-                        group_by=[g for g in params.getlist("group") if g], agg=params.get("agg", "mean"),
-                        band=params.get("band", "stderr"), smooth=_number(request, "smooth", 1.0),
-                        resample=_number(request, "resample", 512, int), x_bound=bound,
-                        vary_len=params.get("vary_len") in ("1", "true"),
-                        individual=params.get("individual") in ("1", "true"))
+    return CurveOptions(
+        metrics=[m for m in params.getlist("metric") if m],
+        x=params.get("x") or "time-step",
+        group_by=[g for g in params.getlist("group") if g],
+        agg=params.get("agg", "mean"),
+        band=params.get("band", "stderr"),
+        smooth=_number(request, "smooth", 1.0),
+        resample=_number(request, "resample", 512, int),
+        x_bound=bound,
+        vary_len=params.get("vary_len") in ("1", "true"),
+        individual=params.get("individual") in ("1", "true"),
+    )
 
 
 def curves(ctx: Context, request: Any) -> Any:
@@ -116,8 +139,11 @@ def curves(ctx: Context, request: Any) -> Any:
     opts = _curve_options(request)
     result = grouped_curves(select(ctx.data_root, _filter(request)).runs, opts)
     if request.query_params.get("format") == "csv":
-        return Response(curves_csv(result), media_type="text/csv; charset=utf-8",
-                        headers={"Content-Disposition": 'attachment; filename="rla-curves.csv"'})
+        return Response(
+            curves_csv(result),
+            media_type="text/csv; charset=utf-8",
+            headers={"Content-Disposition": 'attachment; filename="rla-curves.csv"'},
+        )
     return _json(result)
 
 
@@ -128,8 +154,12 @@ def compare(ctx: Context, request: Any) -> Any:
 
     indices = [i for i in request.query_params.getlist("run") if i]
     if not 2 <= len(indices) <= MAX_COMPARE:
-        raise QueryError("Compare needs runs", expected=f"2 to {MAX_COMPARE} runs (run=A&run=B)",
-                         found=f"{len(indices)}", fix="tick two or more runs on the runs page")
+        raise QueryError(
+            "Compare needs runs",
+            expected=f"2 to {MAX_COMPARE} runs (run=A&run=B)",
+            found=f"{len(indices)}",
+            fix="tick two or more runs on the runs page",
+        )
     return _json(jsonable(compare_runs([resolve_run(ctx.data_root, i) for i in indices])))
 
 
@@ -145,26 +175,39 @@ def file(ctx: Context, request: Any) -> Any:
 
 def _writable(ctx: Context) -> None:
     if ctx.read_only:
-        raise ReadOnlyError("The dashboard is read-only", expected="rla ui without --read-only, on 127.0.0.1",
-                          found="--read-only (the default off loopback)", fix="use the rla command line")
+        raise ReadOnlyError(
+            "The dashboard is read-only",
+            expected="rla ui without --read-only, on 127.0.0.1",
+            found="--read-only (the default off loopback)",
+            fix="use the rla command line",
+        )
 
 
 def action(ctx: Context, request: Any) -> Any:
     _writable(ctx)
     body = request.state.body
     if not isinstance(body, dict):
-        raise ActionError("Bad action request", expected='{"action": ..., "runs": [...]}',
-                          found=type(body).__name__, fix="send a JSON object")
-    return _json(run_action(ctx.data_root, body.get("action"), body.get("runs") or [],
-                            body.get("confirm") is True))
+        raise ActionError(
+            "Bad action request",
+            expected='{"action": ..., "runs": [...]}',
+            found=type(body).__name__,
+            fix="send a JSON object",
+        )
+    return _json(
+        run_action(ctx.data_root, body.get("action"), body.get("runs") or [], body.get("confirm") is True)
+    )
 
 
 def annotations(ctx: Context, request: Any) -> Any:
     _writable(ctx)
     body = request.state.body
     if not isinstance(body, dict):
-        raise ActionError("Bad annotation request", expected='{"add": [...], "remove": [...], "note": "..."}',
-                          found=type(body).__name__, fix="send a JSON object")
+        raise ActionError(
+            "Bad annotation request",
+            expected='{"add": [...], "remove": [...], "note": "..."}',
+            found=type(body).__name__,
+            fix="send a JSON object",
+        )
     return _json(annotate(ctx.data_root, request.path_params["index"], body).to_json())
 
 

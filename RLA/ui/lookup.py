@@ -4,6 +4,7 @@ An index ``<task>/<YYYY>/<MM>/<DD>/<HH-MM-SS-ffffff>`` names one day folder; the
 the entry of that folder whose name starts with the time. Every component is checked
 with :mod:`RLA.safe_paths` first, so an index can never point outside the data root.
 """
+
 from __future__ import annotations
 
 import os
@@ -20,8 +21,12 @@ _INDEX_RE = re.compile(rf"^(?P<task>.+)/(?P<date>{DATE_RE})/(?P<time>{TIME_RE})$
 
 
 def _not_found(index: str, found: str) -> RunNotFoundError:
-    return RunNotFoundError(f"No run {index!r}", expected="an index task/YYYY/MM/DD/HH-MM-SS-ffffff "
-                            "of a run in this data root", found=found, fix="pick a run from the runs page")
+    return RunNotFoundError(
+        f"No run {index!r}",
+        expected="an index task/YYYY/MM/DD/HH-MM-SS-ffffff of a run in this data root",
+        found=found,
+        fix="pick a run from the runs page",
+    )
 
 
 def resolve_run(data_root: os.PathLike, index: str, archived: Optional[bool] = None) -> RunLayout:
@@ -37,7 +42,7 @@ def resolve_run(data_root: os.PathLike, index: str, archived: Optional[bool] = N
     if not match:
         raise _not_found(index, "a malformed index")
     check_relative(index, "run index")
-    for flag in ((False, True) if archived is None else (archived,)):
+    for flag in (False, True) if archived is None else (archived,):
         for data_type in DATA_TYPES:
             day = type_root(data_root, data_type, flag) / match["task"] / match["date"]
             name = _name_in(day, match["time"])

@@ -4,6 +4,7 @@ Every filter is RLA's own (:func:`RLA.query.select_runs`): ``where`` is the quer
 ``task``/``status``/``since``/``until``/``archived`` the same options as ``rla list``.
 ``tag`` keeps runs carrying that tag (see :mod:`RLA.annotations`).
 """
+
 from __future__ import annotations
 
 import os
@@ -36,11 +37,16 @@ class RunFilter:
     def from_query(cls, params: Mapping[str, Any], getlist: Any) -> "RunFilter":
         """Read the filters from URL parameters (``getlist(name)`` returns every value)."""
         archived = params.get("archived", "0")
-        return cls(where=(params.get("where") or "").strip() or None, task=params.get("task") or None,
-                   status=[s for s in getlist("status") if s], since=params.get("since") or None,
-                   until=params.get("until") or None,
-                   archived={"1": True, "all": None}.get(archived, False),
-                   tag=params.get("tag") or None, runs=[r for r in getlist("run") if r])
+        return cls(
+            where=(params.get("where") or "").strip() or None,
+            task=params.get("task") or None,
+            status=[s for s in getlist("status") if s],
+            since=params.get("since") or None,
+            until=params.get("until") or None,
+            archived={"1": True, "all": None}.get(archived, False),
+            tag=params.get("tag") or None,
+            runs=[r for r in getlist("run") if r],
+        )
 
 
 def select(data_root: os.PathLike, flt: RunFilter) -> Any:
@@ -51,14 +57,23 @@ def select(data_root: os.PathLike, flt: RunFilter) -> Any:
     """
     from RLA.query import select_runs, warn_skipped
 
-    selection = select_runs(data_root, task=flt.task, where=flt.where, since=flt.since,
-                            until=flt.until, status=flt.status or None, archived=flt.archived)
+    selection = select_runs(
+        data_root,
+        task=flt.task,
+        where=flt.where,
+        since=flt.since,
+        until=flt.until,
+        status=flt.status or None,
+        archived=flt.archived,
+    )
     warn_skipped(selection)
     if flt.runs:
         wanted = set(flt.runs)
         selection.runs = [row for row in selection.runs if row.index in wanted]
     if flt.tag:
-        selection.runs = [row for row in selection.runs if flt.tag in read_annotations(row.layout.log_dir).tags]
+        selection.runs = [
+            row for row in selection.runs if flt.tag in read_annotations(row.layout.log_dir).tags
+        ]
     return selection
 
 
@@ -78,10 +93,13 @@ def _limit(value: Any, default: int, high: int) -> int:
     try:
         number = int(value)
     except (TypeError, ValueError):
-        raise QueryError("Bad paging value", expected="an integer", found=repr(value),
-                         fix="pass e.g. limit=50&offset=0") from None
+        raise QueryError(
+            "Bad paging value", expected="an integer", found=repr(value), fix="pass e.g. limit=50&offset=0"
+        ) from None
     if number < 0:
-        raise QueryError("Bad paging value", expected="an integer >= 0", found=str(number), fix="pass limit=50")
+        raise QueryError(
+            "Bad paging value", expected="an integer >= 0", found=str(number), fix="pass limit=50"
+        )
     return min(number, high) if high else number
 
 
@@ -92,7 +110,7 @@ LIVE_TABLE_S = 5.0
 
 def _table(data_root: os.PathLike, flt: RunFilter, sort: Optional[str], descending: bool) -> Tuple[Any, int]:
     """The sorted frame of ``flt`` and the number of skipped runs, cached per index generation."""
-    from RLA.query import Catalog, WARM, rows_to_frame
+    from RLA.query import WARM, Catalog, rows_to_frame
 
     def build() -> Tuple[Any, int]:
         selection = select(data_root, flt)
@@ -102,14 +120,37 @@ def _table(data_root: os.PathLike, flt: RunFilter, sort: Optional[str], descendi
     with Catalog(data_root) as catalog:
         catalog.refresh(flt.task, flt.archived)
         generation = catalog.generation
-    key = ("runs table", flt.where, flt.task, tuple(flt.status), flt.since, flt.until, flt.archived, flt.tag,
-           tuple(flt.runs), sort, descending)
-    return WARM.cached(data_root, key, generation, build,
-                       max_age=lambda value: LIVE_TABLE_S if (value[0]["status"] == "running").any() else None)
+    key = (
+        "runs table",
+        flt.where,
+        flt.task,
+        tuple(flt.status),
+        flt.since,
+        flt.until,
+        flt.archived,
+        flt.tag,
+        tuple(flt.runs),
+        sort,
+        descending,
+    )
+    return WARM.cached(
+        data_root,
+        key,
+        generation,
+        build,
+        max_age=lambda value: LIVE_TABLE_S if (value[0]["status"] == "running").any() else None,
+    )
 
 
-def runs_page(data_root: os.PathLike, flt: RunFilter, sort: Optional[str] = None, descending: bool = False,
-              limit: Any = 50, offset: Any = 0, columns: Sequence[str] = ()) -> Dict[str, Any]:
+def runs_page(
+    data_root: os.PathLike,
+    flt: RunFilter,
+    sort: Optional[str] = None,
+    descending: bool = False,
+    limit: Any = 50,
+    offset: Any = 0,
+    columns: Sequence[str] = (),
+) -> Dict[str, Any]:
     """One page of the runs table.
 
     The selected, sorted table is kept per index generation (see :mod:`RLA.query.warm`):
@@ -126,16 +167,23 @@ def runs_page(data_root: os.PathLike, flt: RunFilter, sort: Optional[str] = None
     shown = [c for c in (columns or DEFAULT_COLUMNS) if c in ordered.columns]
     if "index" not in shown:
         shown.insert(0, "index")
-    page = ordered.iloc[offset_n:offset_n + limit_n]
+    page = ordered.iloc[offset_n : offset_n + limit_n]
     rows = []
     for record in page[shown + ["log_dir"]].to_dict("records"):
         notes = read_annotations(record.pop("log_dir"))
         rows.append(dict(jsonable(record), tags=list(notes.tags), note=notes.note))
-    return {"total": len(ordered), "offset": offset_n, "limit": limit_n, "columns": shown,
-            "available": available, "params": ordered.attrs.get("param_columns", []),
-            "metrics": sorted({c[c.index("(") + 1:-1] for c in ordered.attrs.get("metric_columns", [])}),
-            "status_counts": jsonable(ordered["status"].value_counts().to_dict()) if len(ordered) else {},
-            "skipped": skipped, "rows": rows}
+    return {
+        "total": len(ordered),
+        "offset": offset_n,
+        "limit": limit_n,
+        "columns": shown,
+        "available": available,
+        "params": ordered.attrs.get("param_columns", []),
+        "metrics": sorted({c[c.index("(") + 1 : -1] for c in ordered.attrs.get("metric_columns", [])}),
+        "status_counts": jsonable(ordered["status"].value_counts().to_dict()) if len(ordered) else {},
+        "skipped": skipped,
+        "rows": rows,
+    }
 
 
 def task_counts(data_root: os.PathLike, archived: Optional[bool] = False) -> Dict[str, int]:

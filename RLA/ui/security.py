@@ -8,6 +8,7 @@
 * A request that changes something (POST) must be JSON and, when the browser says where it
   comes from (``Origin``), come from the dashboard itself: another site's form cannot post.
 """
+
 from __future__ import annotations
 
 import hmac
@@ -116,7 +117,14 @@ class Guard:
             return
         status, message = refused
         body = json.dumps({"error": {"message": message}}).encode()
-        await send({"type": "http.response.start", "status": status,
-                    "headers": [(b"content-type", b"application/json"),
-                                (b"content-length", str(len(body)).encode())]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                ],
+            }
+        )
         await send({"type": "http.response.body", "body": body})

@@ -1,4 +1,5 @@
 """Run the dashboard: decide read-only and the token from the address, print the URL, serve."""
+
 from __future__ import annotations
 
 import os
@@ -27,8 +28,12 @@ class ServerPlan:
         return f"http://{host}:{self.port}/" + (f"?token={self.token}" if self.token else "")
 
 
-def plan_server(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, read_only: Optional[bool] = None,
-                token: Optional[str] = None) -> ServerPlan:
+def plan_server(
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
+    read_only: Optional[bool] = None,
+    token: Optional[str] = None,
+) -> ServerPlan:
     """Off loopback: read-only unless asked otherwise, and a token (generated unless given)."""
     loopback = is_loopback(host)
     if read_only is None:
@@ -44,9 +49,12 @@ def require_starlette() -> None:
         import starlette  # noqa: F401
         import uvicorn  # noqa: F401
     except ImportError as exc:
-        raise BackendNotInstalledError("rla ui needs starlette and uvicorn", expected="the ui extra",
-                                       found=f"missing module {exc.name!r}",
-                                       fix="pip install 'RLA[ui]' (or pip install starlette uvicorn)") from None
+        raise BackendNotInstalledError(
+            "rla ui needs starlette and uvicorn",
+            expected="the ui extra",
+            found=f"missing module {exc.name!r}",
+            fix="pip install 'RLA[ui]' (or pip install starlette uvicorn)",
+        ) from None
 
 
 def serve(data_root: os.PathLike, plan: ServerPlan, open_browser: bool = False) -> None:
@@ -63,5 +71,6 @@ def serve(data_root: os.PathLike, plan: ServerPlan, open_browser: bool = False) 
     print(f"RLA dashboard for {data_root}{mode}: {plan.url}", flush=True)
     if open_browser:
         import webbrowser
+
         webbrowser.open(plan.url)
     server.run()

@@ -1,4 +1,5 @@
 """The original ``RLA.utils.utils`` helpers: keyword aliases, YAML loading, small dict helpers."""
+
 from __future__ import annotations
 
 import functools
@@ -37,12 +38,15 @@ def rename_kwargs(func_name: str, kwargs: Dict[str, Any], aliases: Dict[str, str
 
 def deprecated_alias(**aliases: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator: accept the old keyword names ``aliases`` (``old='new'``) of a function."""
+
     def decorator(func: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             rename_kwargs(func.__name__, kwargs, aliases)
             return func(*args, **kwargs)
+
         return wrapper
+
     return decorator
 
 
@@ -68,5 +72,13 @@ def optional_set(new_val: Any, old_val: Any) -> Any:
     return new_val if new_val is not None else old_val
 
 
-__all__ = ["get_sys_type", "get_dir_seperator", "deprecated_alias", "rename_kwargs", "load_yaml", "set_or_append",
-           "set_or_keep", "optional_set"]
+__all__ = [
+    "get_sys_type",
+    "get_dir_seperator",
+    "deprecated_alias",
+    "rename_kwargs",
+    "load_yaml",
+    "set_or_append",
+    "set_or_keep",
+    "optional_set",
+]

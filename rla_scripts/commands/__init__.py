@@ -6,6 +6,21 @@ namespace, returning an exit status) through ``parser.set_defaults(func=...)``.
 
 #: Sub-command modules, in the order ``rla --help`` lists them.
 COMMAND_MODULES = [
-    "init", "list", "view", "path", "archive", "delete", "trash", "migrate", "fsck", "plot", "sync", "index", "buffer",
-    "tag", "note", "diff", "ui",
+    "init",
+    "list",
+    "view",
+    "path",
+    "archive",
+    "delete",
+    "trash",
+    "migrate",
+    "fsck",
+    "plot",
+    "sync",
+    "index",
+    "buffer",
+    "tag",
+    "note",
+    "diff",
+    "ui",
 ]

@@ -5,6 +5,7 @@ Data root: ``--data-root`` (a folder, or ``s3://`` / ``sftp://`` / ``file://``: 
 ``rla_config.yaml`` upward from the current directory (or its ``DATA_ROOT`` key, relative
 to that folder).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,8 +22,9 @@ BAR_THRESHOLD = 20
 T = TypeVar("T")
 
 
-def resolve_data_root(explicit: Optional[str] = None, cwd: Optional[os.PathLike] = None,
-                      new_ok: bool = False) -> Path:
+def resolve_data_root(
+    explicit: Optional[str] = None, cwd: Optional[os.PathLike] = None, new_ok: bool = False
+) -> Path:
     """Find the data root (see the module docstring).
 
     Args:
@@ -43,22 +45,33 @@ def resolve_data_root(explicit: Optional[str] = None, cwd: Optional[os.PathLike]
 
         config = find_config(cwd)
         if config is None:
-            raise ConfigError("No data root given", expected="--data-root DIR, $RLA_DATA_ROOT, or an "
-                              "rla_config.yaml in the current folder or a parent",
-                              found=f"none of them (searched upward from {Path(cwd or Path.cwd()).resolve()})",
-                              fix="pass --data-root or run `rla init` in your project")
+            raise ConfigError(
+                "No data root given",
+                expected="--data-root DIR, $RLA_DATA_ROOT, or an "
+                "rla_config.yaml in the current folder or a parent",
+                found=f"none of them (searched upward from {Path(cwd or Path.cwd()).resolve()})",
+                fix="pass --data-root or run `rla init` in your project",
+            )
         raw = read_yaml(config) or {}
         data_root = raw.get("DATA_ROOT") if isinstance(raw, dict) else None
         if data_root is not None and not isinstance(data_root, str):
-            raise ConfigError(f"{config}: key DATA_ROOT has the wrong type", expected="a path string",
-                              found=repr(data_root), fix="write DATA_ROOT: ./data")
+            raise ConfigError(
+                f"{config}: key DATA_ROOT has the wrong type",
+                expected="a path string",
+                found=repr(data_root),
+                fix="write DATA_ROOT: ./data",
+            )
         root = (config.parent / data_root) if data_root else config.parent
         origin = str(config)
         if new_ok and not root.exists():
             return root
     if not root.is_dir():
-        raise ConfigError(f"The data root {root} does not exist", expected="an existing folder",
-                          found=f"{root} (from {origin})", fix="check the path or create the folder")
+        raise ConfigError(
+            f"The data root {root} does not exist",
+            expected="an existing folder",
+            found=f"{root} (from {origin})",
+            fix="check the path or create the folder",
+        )
     return root
 
 
@@ -75,9 +88,13 @@ def _remote_data_root(url: str, cwd: Optional[os.PathLike] = None) -> Path:
 
 def add_data_root(parser: argparse.ArgumentParser) -> None:
     """``--data-root``."""
-    parser.add_argument("--data-root", "--data_root", dest="data_root", metavar="DIR",
-                        help=f"database root (default: ${DATA_ROOT_ENV}, else the folder of the nearest "
-                             "rla_config.yaml)")
+    parser.add_argument(
+        "--data-root",
+        "--data_root",
+        dest="data_root",
+        metavar="DIR",
+        help=f"database root (default: ${DATA_ROOT_ENV}, else the folder of the nearest rla_config.yaml)",
+    )
 
 
 def add_one_run(parser: argparse.ArgumentParser) -> None:
@@ -92,19 +109,32 @@ def add_selection(parser: argparse.ArgumentParser, positional: bool = True) -> N
     """``RUN...`` (optional), ``--task``, ``--regex``, ``--where``, ``--since/--until``, ``--status``."""
     add_data_root(parser)
     if positional:
-        parser.add_argument("runs", nargs="*", metavar="RUN",
-                            help="run index (task/YYYY/MM/DD/HH-MM-SS-ffffff) or a unique prefix/glob "
-                                 "of YYYY/MM/DD/<name>")
+        parser.add_argument(
+            "runs",
+            nargs="*",
+            metavar="RUN",
+            help="run index (task/YYYY/MM/DD/HH-MM-SS-ffffff) or a unique prefix/glob of YYYY/MM/DD/<name>",
+        )
     parser.add_argument("--task", "--task_table_name", dest="task", help="task (table) name")
-    parser.add_argument("--regex", action="append", metavar="GLOB",
-                        help="glob on YYYY/MM/DD/<name>, as the original (repeatable: OR)")
-    parser.add_argument("--where", metavar="EXPR",
-                        help="typed filter, e.g. \"algo in ['sac','td3'] and lr >= 1e-4 and last('return') > 100\"")
+    parser.add_argument(
+        "--regex",
+        action="append",
+        metavar="GLOB",
+        help="glob on YYYY/MM/DD/<name>, as the original (repeatable: OR)",
+    )
+    parser.add_argument(
+        "--where",
+        metavar="EXPR",
+        help="typed filter, e.g. \"algo in ['sac','td3'] and lr >= 1e-4 and last('return') > 100\"",
+    )
     parser.add_argument("--since", metavar="DATE", help="runs started on/after DATE (2026/11/01)")
     parser.add_argument("--until", metavar="DATE", help="runs started on/before DATE (inclusive)")
-    parser.add_argument("--status", action="append",
-                        choices=["running", "finished", "crashed", "killed", "unknown"],
-                        help="only runs with this status (repeatable)")
+    parser.add_argument(
+        "--status",
+        action="append",
+        choices=["running", "finished", "crashed", "killed", "unknown"],
+        help="only runs with this status (repeatable)",
+    )
 
 
 def add_change_options(parser: argparse.ArgumentParser) -> None:
@@ -115,8 +145,15 @@ def add_change_options(parser: argparse.ArgumentParser) -> None:
 
 def has_selector(args: argparse.Namespace) -> bool:
     """Whether any filter narrows the selection (destructive commands require one)."""
-    return bool(getattr(args, "runs", None) or args.task or args.regex or args.where or args.since
-                or args.until or args.status)
+    return bool(
+        getattr(args, "runs", None)
+        or args.task
+        or args.regex
+        or args.where
+        or args.since
+        or args.until
+        or args.status
+    )
 
 
 def bar(items: Sequence[T], total: int, desc: str) -> Iterable[T]:
@@ -124,11 +161,13 @@ def bar(items: Sequence[T], total: int, desc: str) -> Iterable[T]:
     if total < BAR_THRESHOLD:
         return items
     from tqdm import tqdm
+
     return tqdm(items, total=total, desc=desc, unit="run", file=sys.stderr, leave=False)
 
 
-def select(args: argparse.Namespace, data_root: Path, archived: Optional[bool] = False,
-           include_broken: bool = False) -> Any:
+def select(
+    args: argparse.Namespace, data_root: Path, archived: Optional[bool] = False, include_broken: bool = False
+) -> Any:
     """Turn the common options into a :class:`RLA.query.Selection` (broken runs reported).
 
     Positional RUN selectors (indexes, prefixes, globs) and ``--regex`` globs are OR-ed; the
@@ -137,11 +176,19 @@ def select(args: argparse.Namespace, data_root: Path, archived: Optional[bool] =
     from RLA.query import select_runs
 
     check_selection_args(args)
-    selection = select_runs(data_root, task=args.task, regex=(args.regex or []) + list(getattr(args, "runs", []) or []),
-                            where=args.where, since=args.since, until=args.until, status=args.status,
-                            archived=archived, include_broken=include_broken,
-                            progress=lambda items, n: bar(items, n, "indexing"),
-                            verify=bool(getattr(args, "verify", False)))
+    selection = select_runs(
+        data_root,
+        task=args.task,
+        regex=(args.regex or []) + list(getattr(args, "runs", []) or []),
+        where=args.where,
+        since=args.since,
+        until=args.until,
+        status=args.status,
+        archived=archived,
+        include_broken=include_broken,
+        progress=lambda items, n: bar(items, n, "indexing"),
+        verify=bool(getattr(args, "verify", False)),
+    )
     report_skipped(selection.skipped, listed=include_broken)
     report_fragments(selection.runs, data_root)
     return selection
@@ -182,12 +229,18 @@ def report_fragments(rows: Iterable[Any], data_root: Path) -> None:
                 missing.append(data_type)
         if missing:
             kinds = ", ".join(sorted(row.layout.existing_paths()))
-            print(f"warning: run {escape(row.index)} is a fragment: only {kinds} (no {'/, '.join(missing)}/); "
-                  "`rla fsck` lists fragments", file=sys.stderr)
+            print(
+                f"warning: run {escape(row.index)} is a fragment: only {kinds} (no {'/, '.join(missing)}/); "
+                "`rla fsck` lists fragments",
+                file=sys.stderr,
+            )
     pending = pending_journals(data_root)
     if pending:
-        print(f"warning: {len(pending)} interrupted operation(s) pending in {data_root}; "
-              "`rla fsck --repair` (or the next delete/archive/migrate) finishes them", file=sys.stderr)
+        print(
+            f"warning: {len(pending)} interrupted operation(s) pending in {data_root}; "
+            "`rla fsck --repair` (or the next delete/archive/migrate) finishes them",
+            file=sys.stderr,
+        )
 
 
 def report_skipped(skipped: Iterable[Any], listed: bool = False) -> None:
@@ -219,9 +272,12 @@ def describe_filters(args: argparse.Namespace) -> str:
 def require_runs(selection: Any, args: argparse.Namespace, data_root: Path) -> List[Any]:
     """The selected runs, or :class:`RunNotFoundError` for an empty selection."""
     if not selection.runs:
-        raise RunNotFoundError(f"No run matches {describe_filters(args)} in {data_root}",
-                               expected="at least one run", found=f"0 of {selection.scanned} runs",
-                               fix="widen the filters; `rla list` shows the runs")
+        raise RunNotFoundError(
+            f"No run matches {describe_filters(args)} in {data_root}",
+            expected="at least one run",
+            found=f"0 of {selection.scanned} runs",
+            fix="widen the filters; `rla list` shows the runs",
+        )
     return list(selection.runs)
 
 
@@ -234,8 +290,12 @@ def confirm(question: str, args: argparse.Namespace) -> bool:
     if getattr(args, "yes", False):
         return True
     if not sys.stdin or not sys.stdin.isatty():
-        raise RLAError("Confirmation needed", expected="--yes (or an interactive terminal)",
-                       found="no terminal to ask on", fix="re-run with --yes, or --dry-run to preview")
+        raise RLAError(
+            "Confirmation needed",
+            expected="--yes (or an interactive terminal)",
+            found="no terminal to ask on",
+            fix="re-run with --yes, or --dry-run to preview",
+        )
     answer = input(f"{question} [y/N] ").strip().lower()
     return answer in ("y", "yes")
 
@@ -282,9 +342,14 @@ def legacy_parser(description: str) -> argparse.ArgumentParser:
     from rla_scripts.script_config import config_data_root
 
     parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--data_root", "--data-root", dest="data_root", default=config_data_root(),
-                        help="database root (default: DATA_ROOT of ./config.py or ./rla_script_config.py, "
-                             "else $RLA_DATA_ROOT or the nearest rla_config.yaml)")
+    parser.add_argument(
+        "--data_root",
+        "--data-root",
+        dest="data_root",
+        default=config_data_root(),
+        help="database root (default: DATA_ROOT of ./config.py or ./rla_script_config.py, "
+        "else $RLA_DATA_ROOT or the nearest rla_config.yaml)",
+    )
     parser.add_argument("--task_table_name", "--task", dest="task", default=None)
     parser.add_argument("--regex", default=None, help="glob on YYYY/MM/DD/<name>")
     parser.add_argument("--yes", "-y", action="store_true", help="do not ask")
@@ -292,8 +357,11 @@ def legacy_parser(description: str) -> argparse.ArgumentParser:
     return parser
 
 
-def run_legacy(build: Callable[[argparse.Namespace], List[str]], parser: argparse.ArgumentParser,
-               argv: Optional[List[str]] = None) -> int:
+def run_legacy(
+    build: Callable[[argparse.Namespace], List[str]],
+    parser: argparse.ArgumentParser,
+    argv: Optional[List[str]] = None,
+) -> int:
     """Translate the original options into an ``rla`` command line and run it."""
     from rla_scripts.cli import main
 
@@ -302,6 +370,7 @@ def run_legacy(build: Callable[[argparse.Namespace], List[str]], parser: argpars
         command = build(args)
     except RLAError as exc:
         from RLA.terminal import escape
+
         print(f"error: {escape(exc)}", file=sys.stderr)
         return exc.exit_code
     if args.data_root:

@@ -1,4 +1,5 @@
 """``rla list``'s habits: the order of the runs, an empty database, the table on a terminal."""
+
 from __future__ import annotations
 
 import argparse
@@ -28,8 +29,12 @@ def sort_runs(frame: Any, spec: Optional[str]) -> Any:
             continue
         key = part[1:] if part.startswith("-") else part
         if key not in frame.columns:
-            raise QueryError(f"Cannot sort by {key!r}", expected="a column name (-name: descending)",
-                             found=repr(key), fix="use a column of `rla list --format csv`")
+            raise QueryError(
+                f"Cannot sort by {key!r}",
+                expected="a column name (-name: descending)",
+                found=repr(key),
+                fix="use a column of `rla list --format csv`",
+            )
         keys.append(key)
         ascending.append(not part.startswith("-"))
     if not keys or frame.empty:
@@ -38,8 +43,13 @@ def sort_runs(frame: Any, spec: Optional[str]) -> Any:
     try:
         return frame.sort_values(keys, ascending=ascending, kind="stable", na_position="last")
     except TypeError:  # values of mixed types (2 and 'a'): compare them as text
-        return frame.sort_values(keys, ascending=ascending, kind="stable", na_position="last",
-                                 key=lambda column: column.astype(str))
+        return frame.sort_values(
+            keys,
+            ascending=ascending,
+            kind="stable",
+            na_position="last",
+            key=lambda column: column.astype(str),
+        )
 
 
 def has_no_runs(data_root: Path, archived: Optional[bool]) -> bool:
@@ -80,8 +90,9 @@ def terminal_width(asked: Optional[int]) -> int:
     return shutil.get_terminal_size((80, 24)).columns
 
 
-def print_table(frame: Any, columns: Sequence[str], important: Sequence[str], width: int,
-                footer: str, explicit: bool) -> None:
+def print_table(
+    frame: Any, columns: Sequence[str], important: Sequence[str], width: int, footer: str, explicit: bool
+) -> None:
     """Print the runs' table (columns empty for every shown run left out unless asked for by
     ``--columns``), then ``footer`` and a note naming the columns that did not fit."""
     from RLA.query.table import empty_columns, render_table
@@ -90,13 +101,19 @@ def print_table(frame: Any, columns: Sequence[str], important: Sequence[str], wi
     if frame.empty:
         print(footer)
         return
-    shown = list(columns) if explicit else [c for c in columns if c == "index" or c not in empty_columns(frame, [c])]
+    shown = (
+        list(columns)
+        if explicit
+        else [c for c in columns if c == "index" or c not in empty_columns(frame, [c])]
+    )
     table = render_table(frame[shown], width, priority=important, escape=escape)
     print(table.text)
     if table.hidden:
         hidden = ", ".join(escape(c) for c in table.hidden)
-        footer += (f" ({len(table.hidden)} column{'s' if len(table.hidden) > 1 else ''} not shown to fit "
-                   f"{width} characters: {hidden}; see --columns, --width 0 or --format csv)")
+        footer += (
+            f" ({len(table.hidden)} column{'s' if len(table.hidden) > 1 else ''} not shown to fit "
+            f"{width} characters: {hidden}; see --columns, --width 0 or --format csv)"
+        )
     print(footer)
 
 

@@ -6,6 +6,7 @@ pickle with the restricted unpickler (:mod:`RLA.loader.legacy_pickle`: the origi
 state classes and builtins, anything else refused) and writes ``<run>.json`` next to it
 (without the FTP password). The pickle is left in place.
 """
+
 from __future__ import annotations
 
 import argparse

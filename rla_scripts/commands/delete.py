@@ -1,11 +1,20 @@
 """``rla delete``: move every data type of the selected runs to the trash (``--purge``: for good)."""
+
 from __future__ import annotations
 
 import argparse
 
-from rla_scripts.commands._common import (add_change_options, add_selection, check_selection_args,
-                                          finish_interrupted, has_selector, require_runs, resolve_data_root,
-                                          run_plan, select)
+from rla_scripts.commands._common import (
+    add_change_options,
+    add_selection,
+    check_selection_args,
+    finish_interrupted,
+    has_selector,
+    require_runs,
+    resolve_data_root,
+    run_plan,
+    select,
+)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -14,8 +23,12 @@ def run(args: argparse.Namespace) -> int:
 
     check_selection_args(args)
     if not has_selector(args) and args.max_time_step is None:
-        raise RLAError("No runs named", expected="RUN arguments or --task/--regex/--where filters",
-                       found="no selector", fix="name the runs to delete; deleting everything needs --regex '*'")
+        raise RLAError(
+            "No runs named",
+            expected="RUN arguments or --task/--regex/--where filters",
+            found="no selector",
+            fix="name the runs to delete; deleting everything needs --regex '*'",
+        )
     if args.max_time_step is not None:
         bound = f"time_step <= {float(args.max_time_step)!r}"
         args.where = f"({args.where}) and {bound}" if args.where else bound
@@ -27,14 +40,21 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("delete", help="delete runs (to .trash/, or --purge)",
-                                   description="Move every data type of the selected runs to "
-                                               "<data_root>/.trash/ (or remove them with --purge). Never "
-                                               "touches anything outside the data root.")
+    parser = subparsers.add_parser(
+        "delete",
+        help="delete runs (to .trash/, or --purge)",
+        description="Move every data type of the selected runs to "
+        "<data_root>/.trash/ (or remove them with --purge). Never "
+        "touches anything outside the data root.",
+    )
     add_selection(parser)
     add_change_options(parser)
     parser.add_argument("--purge", action="store_true", help="delete permanently instead of to the trash")
-    parser.add_argument("--max-time-step", type=float, metavar="N",
-                        help="only runs whose largest time-step is <= N (the original's small_ts filter)")
+    parser.add_argument(
+        "--max-time-step",
+        type=float,
+        metavar="N",
+        help="only runs whose largest time-step is <= N (the original's small_ts filter)",
+    )
     parser.add_argument("--archived", action="store_true", help="delete archived runs (under arc/)")
     parser.set_defaults(func=run)

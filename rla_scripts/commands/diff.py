@@ -1,4 +1,5 @@
 """``rla diff RUN_A RUN_B``: the hyper-parameters that differ, last metrics, the code diff."""
+
 from __future__ import annotations
 
 import argparse
@@ -33,17 +34,22 @@ def run(args: argparse.Namespace) -> int:
     from RLA.run_diff import compare_runs
 
     data_root = resolve_data_root(args.data_root)
-    runs = [find_run(data_root, sel, task=args.task, archived=args.archived) for sel in (args.run_a, args.run_b)]
+    runs = [
+        find_run(data_root, sel, task=args.task, archived=args.archived) for sel in (args.run_a, args.run_b)
+    ]
     result = compare_runs(runs)
     print(json.dumps(result, indent=2, default=json_default) if args.format == "json" else render(result))
     return 0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("diff", help="compare two runs (parameters, metrics, code)",
-                                   description="Show the hyper-parameters that differ between two runs, "
-                                               "their last metrics and the unified diff of their code "
-                                               "snapshots.")
+    parser = subparsers.add_parser(
+        "diff",
+        help="compare two runs (parameters, metrics, code)",
+        description="Show the hyper-parameters that differ between two runs, "
+        "their last metrics and the unified diff of their code "
+        "snapshots.",
+    )
     parser.add_argument("run_a", metavar="RUN_A", help="run index or unique prefix/glob")
     parser.add_argument("run_b", metavar="RUN_B", help="run index or unique prefix/glob")
     add_data_root(parser)

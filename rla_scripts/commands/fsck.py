@@ -1,4 +1,5 @@
 """``rla fsck``: report what interrupted operations left in a data root; ``--repair`` fixes it."""
+
 from __future__ import annotations
 
 import argparse
@@ -27,13 +28,17 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("fsck", help="check the data root for interrupted operations and fragments",
-                                   description="Report pending journals of interrupted delete/archive/migrate "
-                                               "operations, run fragments (a run without log/), runs split "
-                                               "between places and partial copies. --repair finishes the "
-                                               "journals and removes partial copies; fragments and split runs "
-                                               "are only reported (never deleted).")
+    parser = subparsers.add_parser(
+        "fsck",
+        help="check the data root for interrupted operations and fragments",
+        description="Report pending journals of interrupted delete/archive/migrate "
+        "operations, run fragments (a run without log/), runs split "
+        "between places and partial copies. --repair finishes the "
+        "journals and removes partial copies; fragments and split runs "
+        "are only reported (never deleted).",
+    )
     add_data_root(parser)
-    parser.add_argument("--repair", action="store_true",
-                        help="finish interrupted operations and remove partial copies")
+    parser.add_argument(
+        "--repair", action="store_true", help="finish interrupted operations and remove partial copies"
+    )
     parser.set_defaults(func=run)

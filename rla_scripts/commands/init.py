@@ -1,4 +1,5 @@
 """``rla init``: write the documented ``rla_config.yaml`` and the ``.gitignore`` entry of the data root."""
+
 from __future__ import annotations
 
 import argparse
@@ -12,8 +13,17 @@ from RLA.fs import atomic_write_text
 BLOCK_MARKER = "# RLA database (rla init)"
 #: What older versions of ``rla init`` wrote: unanchored folder names that also hid a project's
 #: own ``code/``, ``log/`` or ``results/`` source folders. Removed from RLA's block on the next init.
-LEGACY_ENTRIES = ("**/archive_tester/**", "**/checkpoint/**", "**/code/**", "**/results/**",
-                  "**/log/**", "**/arc/**", "**/replay/**", ".trash/", ".rla_index.sqlite*")
+LEGACY_ENTRIES = (
+    "**/archive_tester/**",
+    "**/checkpoint/**",
+    "**/code/**",
+    "**/results/**",
+    "**/log/**",
+    "**/arc/**",
+    "**/replay/**",
+    ".trash/",
+    ".rla_index.sqlite*",
+)
 
 
 def data_root_entry(folder: Path, data_root: str) -> Optional[str]:
@@ -24,9 +34,12 @@ def data_root_entry(folder: Path, data_root: str) -> Optional[str]:
     except ValueError:
         return None
     if relative == Path("."):
-        raise RLAError(f"DATA_ROOT {data_root!r} is the project folder itself",
-                       expected="a database folder inside or outside the project, not the project root",
-                       found=str(root), fix="set DATA_ROOT: ./data in rla_config.yaml")
+        raise RLAError(
+            f"DATA_ROOT {data_root!r} is the project folder itself",
+            expected="a database folder inside or outside the project, not the project root",
+            found=str(root),
+            fix="set DATA_ROOT: ./data in rla_config.yaml",
+        )
     return "/" + relative.as_posix() + "/"
 
 
@@ -70,8 +83,12 @@ def run(args: argparse.Namespace) -> int:
 
     folder = Path(args.dir)
     if not folder.is_dir():
-        raise RLAError(f"Cannot initialise {folder}", expected="an existing folder", found="no such folder",
-                       fix="create it first or pass another folder")
+        raise RLAError(
+            f"Cannot initialise {folder}",
+            expected="an existing folder",
+            found="no such folder",
+            fix="create it first or pass another folder",
+        )
     config = folder / CONFIG_NAME
     gitignore = folder / ".gitignore"
     write_config = args.force or not config.exists()
@@ -82,16 +99,20 @@ def run(args: argparse.Namespace) -> int:
     text, added, removed = plan_gitignore(old, entry)
     prefix = "would " if args.dry_run else ""
     if write_config:
-        print(f"{prefix}write {config} (DL_FRAMEWORK: {framework}"
-              f"{'' if framework == 'torch' else ', as torch is not installed'})")
+        print(
+            f"{prefix}write {config} (DL_FRAMEWORK: {framework}"
+            f"{'' if framework == 'torch' else ', as torch is not installed'})"
+        )
     else:
         print(f"{prefix}keep existing {config}")
     if entry is None:
         print(f"the data root {data_root} is outside {folder}: nothing to add to {gitignore}")
     print(f"{prefix}add {len(added)} entries to {gitignore}" + (f": {' '.join(added)}" if added else ""))
     if removed:
-        print(f"{prefix}remove {len(removed)} entries an older rla init wrote ({' '.join(removed)}): "
-              "they also hid project folders named like RLA's data types")
+        print(
+            f"{prefix}remove {len(removed)} entries an older rla init wrote ({' '.join(removed)}): "
+            "they also hid project folders named like RLA's data types"
+        )
     if args.dry_run:
         print("dry run: nothing changed")
         return 0
@@ -103,14 +124,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("init", help="write rla_config.yaml and the data root's .gitignore entry",
-                                   description="Write the documented default rla_config.yaml (kept if it "
-                                               "exists, unless --force; DL_FRAMEWORK is the installed "
-                                               "backend) and ignore the data root in .gitignore with one "
-                                               "anchored entry (/data/), never folder names everywhere.")
+    parser = subparsers.add_parser(
+        "init",
+        help="write rla_config.yaml and the data root's .gitignore entry",
+        description="Write the documented default rla_config.yaml (kept if it "
+        "exists, unless --force; DL_FRAMEWORK is the installed "
+        "backend) and ignore the data root in .gitignore with one "
+        "anchored entry (/data/), never folder names everywhere.",
+    )
     parser.add_argument("dir", nargs="?", default=".", help="project folder (default: current)")
     parser.add_argument("--force", action="store_true", help="overwrite an existing rla_config.yaml")
     parser.add_argument("--dry-run", action="store_true", help="show what would change, change nothing")
     parser.add_argument("--yes", "-y", action="store_true", help="accepted for symmetry; init never prompts")
     parser.set_defaults(func=run)
-

@@ -1,4 +1,5 @@
 """``rla note RUN [TEXT]``: set (or show, or ``--clear``) the note of a run."""
+
 from __future__ import annotations
 
 import argparse
@@ -22,9 +23,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("note", help="write a note on a run (stored with its logs)",
-                                   description="Set the note of a run (replacing the old one); without "
-                                               "TEXT, print it. Stored in the run's annotations.json.")
+    parser = subparsers.add_parser(
+        "note",
+        help="write a note on a run (stored with its logs)",
+        description="Set the note of a run (replacing the old one); without "
+        "TEXT, print it. Stored in the run's annotations.json.",
+    )
     add_one_run(parser)
     parser.add_argument("text", metavar="TEXT", nargs="?", help="the note")
     parser.add_argument("--clear", action="store_true", help="remove the note")

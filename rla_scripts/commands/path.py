@@ -1,4 +1,5 @@
 """``rla path RUN``: print a run's folder, quoted for the shell (run names contain ``&``)."""
+
 from __future__ import annotations
 
 import argparse
@@ -16,10 +17,14 @@ def run(args: argparse.Namespace) -> int:
     path = layout.path(args.type)
     if not path.exists():
         present = sorted(layout.existing_paths())
-        raise RLAError(f"The run {layout.index} has no {args.type} data",
-                       expected=f"one of the data types it has: {', '.join(present) or 'none'}",
-                       found=f"no {path}", fix=f"pass --type {present[0]}" if present else
-                       f"check the run; data types are {', '.join(DATA_TYPES)}")
+        raise RLAError(
+            f"The run {layout.index} has no {args.type} data",
+            expected=f"one of the data types it has: {', '.join(present) or 'none'}",
+            found=f"no {path}",
+            fix=f"pass --type {present[0]}"
+            if present
+            else f"check the run; data types are {', '.join(DATA_TYPES)}",
+        )
     print(str(path) if args.raw else shlex.quote(str(path)))
     return 0
 
@@ -28,10 +33,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     from RLA.layout import DATA_TYPES, LOG
 
     parser = subparsers.add_parser(
-        "path", help="print a run's folder, quoted for the shell",
+        "path",
+        help="print a run's folder, quoted for the shell",
         description="Print the folder of one run for a data type, quoted for the shell, e.g. "
-                    "cd \"$(rla path 2026/11/25/14-00)\" or ls $(rla path RUN --type code). Run names "
-                    "contain '&', which a shell would otherwise take as 'run in the background'.")
+        "cd \"$(rla path 2026/11/25/14-00)\" or ls $(rla path RUN --type code). Run names "
+        "contain '&', which a shell would otherwise take as 'run in the background'.",
+    )
     parser.add_argument("run", help="index, record date, or a unique prefix/glob of YYYY/MM/DD/<name>")
     parser.add_argument("--type", choices=DATA_TYPES, default=LOG, help="data type (default: log)")
     parser.add_argument("--task", help="task of the run (when the selector is not unique)")

@@ -1,4 +1,5 @@
 """``rla tag RUN TAG...``: add (or ``--remove``) tags of a run; ``rla tag RUN`` lists them."""
+
 from __future__ import annotations
 
 import argparse
@@ -21,10 +22,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("tag", help="tag a run (stored with its logs)",
-                                   description="Add tags to a run (or remove them with --remove); "
-                                               "without TAG, list its tags. Tags live in the run's "
-                                               "log folder (annotations.json) and show on the dashboard.")
+    parser = subparsers.add_parser(
+        "tag",
+        help="tag a run (stored with its logs)",
+        description="Add tags to a run (or remove them with --remove); "
+        "without TAG, list its tags. Tags live in the run's "
+        "log folder (annotations.json) and show on the dashboard.",
+    )
     add_one_run(parser)
     parser.add_argument("tags", metavar="TAG", nargs="*", help="tags: letters, digits, _ - . : + @")
     parser.add_argument("--remove", action="store_true", help="remove the tags instead of adding them")

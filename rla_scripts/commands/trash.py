@@ -1,4 +1,5 @@
 """``rla trash list|restore|empty``: what ``rla delete`` moved to ``<data_root>/.trash/``."""
+
 from __future__ import annotations
 
 import argparse
@@ -6,8 +7,15 @@ import json
 import sys
 from typing import Any, Dict, List
 
-from rla_scripts.commands._common import (add_change_options, add_data_root, check_selection_args, confirm,
-                                          finish_interrupted, resolve_data_root, run_plan)
+from rla_scripts.commands._common import (
+    add_change_options,
+    add_data_root,
+    check_selection_args,
+    confirm,
+    finish_interrupted,
+    resolve_data_root,
+    run_plan,
+)
 
 
 def _human(size: int) -> str:
@@ -30,9 +38,17 @@ def _rows(args: argparse.Namespace) -> List[Dict[str, Any]]:
     rows = []
     for item in items:
         when = item.deleted_at
-        rows.append({"stamp": item.stamp, "deleted": when.isoformat(sep=" ") if when else None,
-                     "index": item.index, "archived": item.layout.archived, "data_types": list(item.data_types),
-                     "size": item.size(), "exists_again": bool(item.home(data_root).existing_paths())})
+        rows.append(
+            {
+                "stamp": item.stamp,
+                "deleted": when.isoformat(sep=" ") if when else None,
+                "index": item.index,
+                "archived": item.layout.archived,
+                "data_types": list(item.data_types),
+                "size": item.size(),
+                "exists_again": bool(item.home(data_root).existing_paths()),
+            }
+        )
     return rows
 
 
@@ -46,11 +62,21 @@ def _list(args: argparse.Namespace) -> int:
         return 0
     for row in rows:
         state = "  (exists again: restore refuses)" if row["exists_again"] else ""
-        print(escape(f"{row['deleted'] or '-':<19}  {('arc/' if row['archived'] else '') + row['index']}  "
-                     f"{', '.join(row['data_types'])}  {_human(row['size'])}  from .trash/{row['stamp']}{state}"))
+        print(
+            escape(
+                f"{row['deleted'] or '-':<19}  {('arc/' if row['archived'] else '') + row['index']}  "
+                f"{', '.join(row['data_types'])}  {_human(row['size'])}  from .trash/{row['stamp']}{state}"
+            )
+        )
     total = sum(row["size"] for row in rows)
-    print(f"{len(rows)} run{'' if len(rows) == 1 else 's'} in the trash ({_human(total)})"
-          + ("; `rla trash restore RUN` brings one back, `rla trash empty` removes them for good" if rows else ""))
+    print(
+        f"{len(rows)} run{'' if len(rows) == 1 else 's'} in the trash ({_human(total)})"
+        + (
+            "; `rla trash restore RUN` brings one back, `rla trash empty` removes them for good"
+            if rows
+            else ""
+        )
+    )
     return 0
 
 
@@ -60,9 +86,12 @@ def _restore(args: argparse.Namespace) -> int:
 
     check_selection_args(args)
     if not (args.runs or args.task or args.stamp):
-        raise RLAError("No runs named", expected="RUN arguments, --task or --from STAMP",
-                       found="no selector", fix="`rla trash list` shows the trashed runs; "
-                                                "`rla trash restore --from STAMP` undoes one delete")
+        raise RLAError(
+            "No runs named",
+            expected="RUN arguments, --task or --from STAMP",
+            found="no selector",
+            fix="`rla trash list` shows the trashed runs; `rla trash restore --from STAMP` undoes one delete",
+        )
     data_root = resolve_data_root(args.data_root)
     finish_interrupted(data_root, args)
     plan = plan_restore(data_root, find_trashed(data_root, args.runs, task=args.task, stamp=args.stamp))
@@ -93,19 +122,27 @@ def _empty(args: argparse.Namespace) -> int:
 
 def _selection(sub: argparse.ArgumentParser) -> None:
     add_data_root(sub)
-    sub.add_argument("runs", nargs="*", metavar="RUN",
-                     help="run index or a unique prefix/glob of YYYY/MM/DD/<name>")
+    sub.add_argument(
+        "runs", nargs="*", metavar="RUN", help="run index or a unique prefix/glob of YYYY/MM/DD/<name>"
+    )
     sub.add_argument("--task", "--task_table_name", dest="task", help="task (table) name")
-    sub.add_argument("--from", dest="stamp", metavar="STAMP",
-                     help="the trash folder (one delete) to look in, as `rla trash list` shows it")
+    sub.add_argument(
+        "--from",
+        dest="stamp",
+        metavar="STAMP",
+        help="the trash folder (one delete) to look in, as `rla trash list` shows it",
+    )
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("trash", help="list, restore or empty the trash of deleted runs",
-                                   description="`rla delete` moves runs to <data_root>/.trash/<stamp>/ (one "
-                                               "folder per delete). list shows them, restore moves runs back "
-                                               "(all data types together, journaled like archive), empty removes "
-                                               "them for good (`rla delete --purge` never goes through the trash).")
+    parser = subparsers.add_parser(
+        "trash",
+        help="list, restore or empty the trash of deleted runs",
+        description="`rla delete` moves runs to <data_root>/.trash/<stamp>/ (one "
+        "folder per delete). list shows them, restore moves runs back "
+        "(all data types together, journaled like archive), empty removes "
+        "them for good (`rla delete --purge` never goes through the trash).",
+    )
     actions = parser.add_subparsers(dest="trash_action", metavar="ACTION")
     listing = actions.add_parser("list", help="the runs in the trash, oldest deletion first")
     _selection(listing)
@@ -117,8 +154,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     restore.set_defaults(func=_restore)
     empty = actions.add_parser("empty", help="remove the trash for good (asks first; --yes)")
     add_data_root(empty)
-    empty.add_argument("--older-than", type=float, metavar="DAYS",
-                       help="only what was deleted more than DAYS days ago")
+    empty.add_argument(
+        "--older-than", type=float, metavar="DAYS", help="only what was deleted more than DAYS days ago"
+    )
     add_change_options(empty)
     empty.set_defaults(func=_empty)
     parser.set_defaults(func=lambda args: (parser.print_help(), 2)[1])

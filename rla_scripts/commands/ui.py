@@ -1,4 +1,5 @@
 """``rla ui``: start the local web dashboard and print its URL."""
+
 from __future__ import annotations
 
 import argparse
@@ -20,20 +21,32 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("ui", help="web dashboard (runs, charts, compare)",
-                                   description="Serve a local web dashboard of the database: the runs "
-                                               "table with the where filter, run pages, grouped charts, "
-                                               "compare and actions. Listens on 127.0.0.1 by default; any "
-                                               "other address requires a token on every request and is "
-                                               "read-only unless --allow-actions is given.")
+    parser = subparsers.add_parser(
+        "ui",
+        help="web dashboard (runs, charts, compare)",
+        description="Serve a local web dashboard of the database: the runs "
+        "table with the where filter, run pages, grouped charts, "
+        "compare and actions. Listens on 127.0.0.1 by default; any "
+        "other address requires a token on every request and is "
+        "read-only unless --allow-actions is given.",
+    )
     add_data_root(parser)
-    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1; "
-                        "another address is read-only and requires a token)")
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1; another address is read-only and requires a token)",
+    )
     parser.add_argument("--port", type=int, default=8765, help="port (default 8765)")
-    parser.add_argument("--read-only", action="store_true",
-                        help="refuse archive/delete/restore/tag/note (the default off loopback)")
-    parser.add_argument("--allow-actions", action="store_true",
-                        help="off loopback: allow the actions anyway (token holders may archive/delete)")
+    parser.add_argument(
+        "--read-only",
+        action="store_true",
+        help="refuse archive/delete/restore/tag/note (the default off loopback)",
+    )
+    parser.add_argument(
+        "--allow-actions",
+        action="store_true",
+        help="off loopback: allow the actions anyway (token holders may archive/delete)",
+    )
     parser.add_argument("--token", help="token required off loopback (default: a random one, printed)")
     parser.add_argument("--open", action="store_true", help="open the dashboard in the web browser")
     parser.set_defaults(func=run)

@@ -1,4 +1,5 @@
 """``rla view INDEX``: one run's hyper-parameters, status, git facts, last metrics and files."""
+
 from __future__ import annotations
 
 import argparse
@@ -36,8 +37,11 @@ def _human(size: float) -> str:
 
 def natural_key(name: str) -> List[Any]:
     """Sort key that orders the numbers inside names by value: ``ckpt-20`` before ``ckpt-100``."""
-    return [(0, int(part), part) if part.isdigit() else (1, part.lower(), part)
-            for part in re.split(r"(\d+)", name) if part]
+    return [
+        (0, int(part), part) if part.isdigit() else (1, part.lower(), part)
+        for part in re.split(r"(\d+)", name)
+        if part
+    ]
 
 
 def describe_run(data_root: Path, selector: str, task: Any = None, archived: bool = False) -> Dict[str, Any]:
@@ -49,19 +53,38 @@ def describe_run(data_root: Path, selector: str, task: Any = None, archived: boo
     layout = find_run(data_root, selector, task=task, archived=archived)
     record = read_record(layout)
     info = record.info
-    files = {kind: {"path": str(path), "size": _size(path),
-                    "entries": sorted((p.name for p in path.iterdir()), key=natural_key)[:20] if path.is_dir() else [path.name]}
-             for kind, path in sorted(layout.existing_paths().items())}
+    files = {
+        kind: {
+            "path": str(path),
+            "size": _size(path),
+            "entries": sorted((p.name for p in path.iterdir()), key=natural_key)[:20]
+            if path.is_dir()
+            else [path.name],
+        }
+        for kind, path in sorted(layout.existing_paths().items())
+    }
     return {
-        "index": layout.index, "name": layout.name, "archived": layout.archived,
+        "index": layout.index,
+        "name": layout.name,
+        "archived": layout.archived,
         "status": effective_status(info) if info else "unknown",
-        "start_time": info.get("start_time"), "end_time": info.get("end_time"),
-        "host": info.get("host"), "ip": info.get("ip"), "command": info.get("command"),
-        "exit_code": info.get("exit_code"), "error": info.get("error"), "parent": info.get("parent"),
-        "git": info.get("git") or {}, "hyper_params": record.params, "param_source": record.param_source,
-        "tracked_keys": record.tracked, "time_step": record.time_step, "rows": record.n_rows,
+        "start_time": info.get("start_time"),
+        "end_time": info.get("end_time"),
+        "host": info.get("host"),
+        "ip": info.get("ip"),
+        "command": info.get("command"),
+        "exit_code": info.get("exit_code"),
+        "error": info.get("error"),
+        "parent": info.get("parent"),
+        "git": info.get("git") or {},
+        "hyper_params": record.params,
+        "param_source": record.param_source,
+        "tracked_keys": record.tracked,
+        "time_step": record.time_step,
+        "rows": record.n_rows,
         "last_metrics": {k: v[0] for k, v in sorted(record.metrics.items())},
-        "problems": record.problems, "files": files,
+        "problems": record.problems,
+        "files": files,
     }
 
 
@@ -74,10 +97,14 @@ def render(view: Dict[str, Any]) -> str:
 
 
 def _lines(view: Dict[str, Any]) -> List[str]:
-    lines: List[str] = [f"run      {view['index']}", f"name     {view['name']}",
-                        f"status   {view['status']}" + (f" (exit {view['exit_code']})" if view.get("exit_code") not in (None, 0) else ""),
-                        f"started  {view['start_time'] or '-'}   ended {view['end_time'] or '-'}",
-                        f"host     {view['host'] or '-'} ({view['ip'] or '-'})"]
+    lines: List[str] = [
+        f"run      {view['index']}",
+        f"name     {view['name']}",
+        f"status   {view['status']}"
+        + (f" (exit {view['exit_code']})" if view.get("exit_code") not in (None, 0) else ""),
+        f"started  {view['start_time'] or '-'}   ended {view['end_time'] or '-'}",
+        f"host     {view['host'] or '-'} ({view['ip'] or '-'})",
+    ]
     if view.get("command"):
         command = view["command"]
         lines.append(f"command  {' '.join(map(str, command)) if isinstance(command, list) else command}")
@@ -87,15 +114,19 @@ def _lines(view: Dict[str, Any]) -> List[str]:
         lines.append(f"error    {view['error']}")
     git = view["git"]
     if git:
-        lines.append(f"git      {git.get('commit') or '-'} on {git.get('branch') or '-'}"
-                     + (" (dirty)" if git.get("dirty") else ""))
+        lines.append(
+            f"git      {git.get('commit') or '-'} on {git.get('branch') or '-'}"
+            + (" (dirty)" if git.get("dirty") else "")
+        )
     lines.append(f"hyper-parameters (from {view['param_source']}):")
     for key, value in sorted(view["hyper_params"].items()):
         mark = "*" if key in view["tracked_keys"] else " "
         lines.append(f"  {mark} {key} = {value!r}")
     lines.append(f"last metrics (time-step {view['time_step']:g}, {view['rows']} rows):")
     for key, value in view["last_metrics"].items():
-        lines.append(f"    {key} = {value:g}" if isinstance(value, (int, float)) else f"    {key} = {value!r}")
+        lines.append(
+            f"    {key} = {value:g}" if isinstance(value, (int, float)) else f"    {key} = {value!r}"
+        )
     lines.append("files:")
     for kind, entry in view["files"].items():
         shown = ", ".join(entry["entries"][:8]) + (" ..." if len(entry["entries"]) > 8 else "")
@@ -112,16 +143,23 @@ def run(args: argparse.Namespace) -> int:
     view = describe_run(data_root, args.run, task=args.task, archived=args.archived)
     print(json.dumps(view, indent=2, default=json_default) if args.format == "json" else render(view))
     if view["problems"]:  # what could be read is shown above; the damage is the error
-        raise RLAError(f"Run {view['index']} is damaged", expected="run files RLA can read safely",
-                       found="; ".join(view["problems"]),
-                       fix="repair or replace the files named (a pull of the run again, or "
-                           "`rla delete` to move it to the trash)")
+        raise RLAError(
+            f"Run {view['index']} is damaged",
+            expected="run files RLA can read safely",
+            found="; ".join(view["problems"]),
+            fix="repair or replace the files named (a pull of the run again, or "
+            "`rla delete` to move it to the trash)",
+        )
     return 0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("view", help="show one run", description="Show one run: status, "
-                                   "hyper-parameters, git facts, last metrics and files of every data type.")
+    parser = subparsers.add_parser(
+        "view",
+        help="show one run",
+        description="Show one run: status, "
+        "hyper-parameters, git facts, last metrics and files of every data type.",
+    )
     parser.add_argument("run", metavar="INDEX", help="run index or unique prefix/glob of YYYY/MM/DD/<name>")
     add_data_root(parser)
     parser.add_argument("--task", "--task_table_name", dest="task", help="task (when INDEX has none)")

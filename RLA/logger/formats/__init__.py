@@ -11,6 +11,7 @@ entry-point group of their package::
 A factory is called as ``factory(log_dir)`` (``log_dir`` may be ``None`` when the logger
 has no directory) and returns a :class:`~RLA.logger.formats.base.KVWriter`.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, Optional
@@ -23,20 +24,25 @@ ENTRY_POINT_GROUP = "rla.output_formats"
 
 #: Every output format by name.
 output_formats: "Registry[Callable[[Optional[str]], KVWriter]]" = Registry(
-    "output format", entry_point_group=ENTRY_POINT_GROUP)
+    "output format", entry_point_group=ENTRY_POINT_GROUP
+)
 output_formats.register("stdout", "RLA.logger.formats.stdout:StdoutOutputFormat")
 output_formats.register("log", "RLA.logger.formats.log:LogTxtOutputFormat")
 output_formats.register("csv", "RLA.logger.formats.csv:CSVOutputFormat")
 output_formats.register("json", "RLA.logger.formats.json:JSONOutputFormat")
-output_formats.register("tensorboard", "RLA.logger.formats.tensorboard:TensorBoardOutputFormat",
-                        install_hint="pip install tensorboardX, or remove 'tensorboard' from LOG_USED",
-                        requires=("tensorboardX",))
+output_formats.register(
+    "tensorboard",
+    "RLA.logger.formats.tensorboard:TensorBoardOutputFormat",
+    install_hint="pip install tensorboardX, or remove 'tensorboard' from LOG_USED",
+    requires=("tensorboardX",),
+)
 
 BUILTIN_FORMATS = ("stdout", "log", "csv", "json", "tensorboard")
 
 
-def register_output_format(name: str, factory: Callable[[Optional[str]], KVWriter] | str,
-                           override: bool = False) -> None:
+def register_output_format(
+    name: str, factory: Callable[[Optional[str]], KVWriter] | str, override: bool = False
+) -> None:
     """Make ``name`` usable in ``format_strs`` / ``LOG_USED``.
 
     Args:
@@ -46,9 +52,12 @@ def register_output_format(name: str, factory: Callable[[Optional[str]], KVWrite
         override: replace an existing entry of the same name.
     """
     if not isinstance(name, str) or not name:
-        raise LoggerError("An output format needs a non-empty string name",
-                          expected="a name such as 'mlflow'", found=repr(name),
-                          fix="pass the name as a string")
+        raise LoggerError(
+            "An output format needs a non-empty string name",
+            expected="a name such as 'mlflow'",
+            found=repr(name),
+            fix="pass the name as a string",
+        )
     try:
         output_formats.register(name, factory, override=override)
     except RLAError as exc:
@@ -73,13 +82,22 @@ def make_output_format(name: str, log_dir: Optional[str]) -> KVWriter:
         raise LoggerError(exc.problem, expected=exc.expected, found=exc.found, fix=exc.fix) from None
     writer: Any = factory(log_dir)
     if not isinstance(writer, KVWriter):
-        raise LoggerError(f"The output format {name!r} did not build a KVWriter",
-                          expected="factory(log_dir) -> RLA.logger.formats.base.KVWriter",
-                          found=type(writer).__name__,
-                          fix="subclass KVWriter and implement write(kvs, step)")
+        raise LoggerError(
+            f"The output format {name!r} did not build a KVWriter",
+            expected="factory(log_dir) -> RLA.logger.formats.base.KVWriter",
+            found=type(writer).__name__,
+            fix="subclass KVWriter and implement write(kvs, step)",
+        )
     writer.name = name  # ``exclude=`` matches the name the user configured
     return writer
 
 
-__all__ = ["KVWriter", "SeqWriter", "output_formats", "register_output_format",
-           "make_output_format", "BUILTIN_FORMATS", "ENTRY_POINT_GROUP"]
+__all__ = [
+    "KVWriter",
+    "SeqWriter",
+    "output_formats",
+    "register_output_format",
+    "make_output_format",
+    "BUILTIN_FORMATS",
+    "ENTRY_POINT_GROUP",
+]

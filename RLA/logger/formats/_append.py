@@ -1,4 +1,5 @@
 """Append-only line files that survive SIGKILL and a full disk: appends that undo, torn-tail repair."""
+
 from __future__ import annotations
 
 import contextlib
@@ -6,15 +7,15 @@ import os
 from pathlib import Path
 from typing import Union
 
-from RLA.fs import atomic_write_bytes as replace_atomically
 from RLA.fs import as_disk_full, remove_stale_temps
+from RLA.fs import atomic_write_bytes as replace_atomically
 from RLA.logger.formats.base import StagedRow
 
 
 def write_all(fd: int, data: bytes) -> None:
     """Write ``data`` to ``fd``; one ``write(2)`` unless the kernel takes less."""
     while data:
-        data = data[os.write(fd, data):]
+        data = data[os.write(fd, data) :]
 
 
 class UndoableAppends:

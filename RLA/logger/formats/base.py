@@ -4,10 +4,11 @@ A format is a small class that receives finished rows from :class:`RLA.logger.co
 It never reaches back into the logger or the experiment manager; the logger hands it a
 directory at construction and rows (plus the row's time-step) at every dump.
 """
+
 from __future__ import annotations
 
-import warnings
 import os
+import warnings
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
 
@@ -93,9 +94,12 @@ class KVWriter:
 
     def _check_open(self) -> None:
         if self.closed:
-            raise LoggerError(f"The {self.name or type(self).__name__} output format is closed",
-                              expected="an open writer", found="write after close()",
-                              fix="configure the logger again before logging")
+            raise LoggerError(
+                f"The {self.name or type(self).__name__} output format is closed",
+                expected="an open writer",
+                found="write after close()",
+                fix="configure the logger again before logging",
+            )
 
     def __enter__(self) -> "KVWriter":
         return self
@@ -122,9 +126,12 @@ class SeqWriter:
 def require_dir(log_dir: Optional["os.PathLike[str] | str"], fmt: str) -> Path:
     """Return ``log_dir`` as a created :class:`Path`, or raise if the format has no directory."""
     if log_dir is None:
-        raise LoggerError(f"The {fmt!r} output format writes files but no log directory was given",
-                          expected="configure(dir=<a directory>, ...)", found="dir=None",
-                          fix=f"pass a directory, or drop {fmt!r} from format_strs")
+        raise LoggerError(
+            f"The {fmt!r} output format writes files but no log directory was given",
+            expected="configure(dir=<a directory>, ...)",
+            found="dir=None",
+            fix=f"pass a directory, or drop {fmt!r} from format_strs",
+        )
     path = Path(log_dir)
     path.mkdir(parents=True, exist_ok=True)
     return path
@@ -149,5 +156,12 @@ _NUMERIC_TYPES = (float, int, bool)
 #: A factory the registry can hold: ``factory(log_dir) -> KVWriter``.
 FormatFactory = Callable[[Optional[str]], KVWriter]
 
-__all__ = ["KVWriter", "SeqWriter", "StagedRow", "FormatFactory", "require_dir", "format_hyper_params_markdown",
-           "is_numeric"]
+__all__ = [
+    "KVWriter",
+    "SeqWriter",
+    "StagedRow",
+    "FormatFactory",
+    "require_dir",
+    "format_hyper_params_markdown",
+    "is_numeric",
+]

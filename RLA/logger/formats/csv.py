@@ -16,6 +16,7 @@ such a row. How:
 Cell texts never contain a line break (``\\n`` and ``\\r`` are escaped), so one line is
 one row and the torn-tail repair is exact.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -65,8 +66,9 @@ class CSVOutputFormat(KVWriter):
 
     name = "csv"
 
-    def __init__(self, log_dir: Optional[str], filename: str = PROGRESS_CSV,
-                 durable_rewrites: bool = True) -> None:
+    def __init__(
+        self, log_dir: Optional[str], filename: str = PROGRESS_CSV, durable_rewrites: bool = True
+    ) -> None:
         super().__init__()
         self.path = require_dir(log_dir, self.name) / filename
         self.durable_rewrites = durable_rewrites

@@ -1,4 +1,5 @@
 """The human-readable table both ``stdout`` and ``log`` print at every dump."""
+
 from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Tuple

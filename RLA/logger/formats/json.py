@@ -1,4 +1,5 @@
 """The ``json`` output format: ``progress.json``, one JSON object per dump and line."""
+
 from __future__ import annotations
 
 import json

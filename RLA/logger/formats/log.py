@@ -1,4 +1,5 @@
 """The ``log`` output format: ``log.txt``, the human-readable record of a run."""
+
 from __future__ import annotations
 
 import os

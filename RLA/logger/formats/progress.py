@@ -1,4 +1,5 @@
 """The one-line progress summary of the ``stdout`` format: step, rate, ETA (pure, clock injected)."""
+
 from __future__ import annotations
 
 from collections import deque

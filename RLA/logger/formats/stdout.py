@@ -1,4 +1,5 @@
 """The ``stdout`` output format: at most one dump table per interval, a progress line, text lines."""
+
 from __future__ import annotations
 
 import sys
@@ -45,8 +46,12 @@ class StdoutOutputFormat(KVWriter, SeqWriter):
 
     name = "stdout"
 
-    def __init__(self, log_dir: Optional[str] = None, interval: float = DEFAULT_INTERVAL,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        log_dir: Optional[str] = None,
+        interval: float = DEFAULT_INTERVAL,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         super().__init__()
         self._render = TableRenderer()
         self._clock = clock
@@ -65,8 +70,12 @@ class StdoutOutputFormat(KVWriter, SeqWriter):
     @interval.setter
     def interval(self, seconds: float) -> None:
         if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds >= 0:
-            raise LoggerError("The stdout interval must be a number of seconds >= 0", expected="e.g. 5 (0 = every dump)",
-                              found=repr(seconds), fix="set STDOUT_INTERVAL to 0 or a positive number")
+            raise LoggerError(
+                "The stdout interval must be a number of seconds >= 0",
+                expected="e.g. 5 (0 = every dump)",
+                found=repr(seconds),
+                fix="set STDOUT_INTERVAL to 0 or a positive number",
+            )
         self._interval = float(seconds)
 
     def set_total_steps(self, total: Optional[int]) -> None:

@@ -1,4 +1,5 @@
 """The ``tensorboard`` output format: scalars and hyper-parameters as TensorBoard events (tb/)."""
+
 from __future__ import annotations
 
 import contextlib
@@ -55,13 +56,17 @@ class TensorBoardOutputFormat(KVWriter):
         except ImportError as exc:
             raise BackendNotInstalledError(
                 "The 'tensorboard' output format needs tensorboardX",
-                expected="tensorboardX importable", found=str(exc),
-                fix="pip install tensorboardX, or remove 'tensorboard' from LOG_USED") from exc
+                expected="tensorboardX importable",
+                found=str(exc),
+                fix="pip install tensorboardX, or remove 'tensorboard' from LOG_USED",
+            ) from exc
         try:
             from tensorboardX.summary import _clean_tag as clean_tag
         except ImportError:  # older/newer tensorboardX: tags are used as given
+
             def clean_tag(tag: str) -> str:
                 return tag
+
         self._Summary = Summary
         self._clean_tag = clean_tag
         self.dir = require_dir(log_dir, self.name) / subdir
@@ -95,14 +100,17 @@ class TensorBoardOutputFormat(KVWriter):
             except Exception as exc:  # noqa: BLE001 - raised in the training thread instead
                 self._failure = as_disk_full(exc, self._events_path)
                 return None
+
         return guarded
 
     def _raise_failure(self) -> None:
         if self._failure is not None and not self._failure_reported:
             self._failure_reported = True
             with contextlib.suppress(Exception):  # warn.txt may be on the same full disk
-                self.warn_fn(f"tensorboard: events are no longer written to {self._events_path} "
-                             f"({self._failure}); the text formats keep every row")
+                self.warn_fn(
+                    f"tensorboard: events are no longer written to {self._events_path} "
+                    f"({self._failure}); the text formats keep every row"
+                )
             raise self._failure
 
     def _tag(self, key: str) -> str:
@@ -122,9 +130,11 @@ class TensorBoardOutputFormat(KVWriter):
                     values.append(Value(tag=self._tag(key), simple_value=float(value)))
             elif value is not None and key not in self._skipped:
                 self._skipped.add(key)
-                self.warn_fn(f"tensorboard: key {key!r} has a non-numeric value "
-                             f"({type(value).__name__}); it is skipped for TensorBoard "
-                             f"(text formats keep it)")
+                self.warn_fn(
+                    f"tensorboard: key {key!r} has a non-numeric value "
+                    f"({type(value).__name__}); it is skipped for TensorBoard "
+                    f"(text formats keep it)"
+                )
         if not values:
             return
         if self._file_writer is not None:
@@ -140,10 +150,13 @@ class TensorBoardOutputFormat(KVWriter):
             return
         self._hyper_params_written = True
         self.writer.add_text("hyperparameters", format_hyper_params_markdown(hyper_params), 0)
-        flat = {k: (v if isinstance(v, (str, bool, int, float)) else str(v))
-                for k, v in _flatten(hyper_params).items()}
+        flat = {
+            k: (v if isinstance(v, (str, bool, int, float)) else str(v))
+            for k, v in _flatten(hyper_params).items()
+        }
         try:
             from tensorboardX.summary import hparams
+
             experiment, start_info, _ = hparams(flat, {})
         except Exception as exc:  # noqa: BLE001 - the text table already holds everything
             self.warn_fn(f"tensorboard: hyper-parameters not written to the HParams tab ({exc})")

@@ -1,4 +1,5 @@
 """Proportional prioritized sampling (PER) on vectorised sum/min trees."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Dict, Tuple
@@ -29,8 +30,14 @@ class PrioritizedSampler(Sampler):
 
     kind = "prioritized"
 
-    def __init__(self, capacity: int, alpha: float = 0.6, beta: float = 0.4, eps: float = 1e-6,
-                 initial_priority: float = 1.0) -> None:
+    def __init__(
+        self,
+        capacity: int,
+        alpha: float = 0.6,
+        beta: float = 0.4,
+        eps: float = 1e-6,
+        initial_priority: float = 1.0,
+    ) -> None:
         super().__init__(capacity)
         self.alpha, self.beta, self.eps = float(alpha), float(beta), float(eps)
         self.initial_priority = float(initial_priority)
@@ -40,8 +47,12 @@ class PrioritizedSampler(Sampler):
         self.min_tree = SegmentTree(self.capacity, "min")
 
     def params(self) -> Dict[str, Any]:
-        return {"alpha": self.alpha, "beta": self.beta, "eps": self.eps,
-                "initial_priority": self.initial_priority}
+        return {
+            "alpha": self.alpha,
+            "beta": self.beta,
+            "eps": self.eps,
+            "initial_priority": self.initial_priority,
+        }
 
     def _leaves(self, raw: np.ndarray) -> np.ndarray:
         leaves = raw + self.eps
@@ -57,8 +68,9 @@ class PrioritizedSampler(Sampler):
     def on_add(self, slots: np.ndarray) -> None:
         self._set(slots, np.full(len(slots), self.max_priority))
 
-    def sample(self, buffer: "ReplayBuffer", batch_size: int,
-               rng: np.random.Generator) -> Tuple[np.ndarray, np.ndarray]:
+    def sample(
+        self, buffer: "ReplayBuffer", batch_size: int, rng: np.random.Generator
+    ) -> Tuple[np.ndarray, np.ndarray]:
         size = len(buffer)
         if size == 0:
             raise empty_error(batch_size, 0)
@@ -74,18 +86,26 @@ class PrioritizedSampler(Sampler):
         idx = np.asarray(indices, dtype=np.int64).reshape(-1)
         prio = np.asarray(priorities, dtype=np.float64).reshape(-1)
         if idx.shape != prio.shape:
-            raise ReplayBufferError("update_priority got misaligned arguments",
-                                    expected=f"{idx.size} priorities", found=str(prio.size),
-                                    fix="pass one priority per index")
+            raise ReplayBufferError(
+                "update_priority got misaligned arguments",
+                expected=f"{idx.size} priorities",
+                found=str(prio.size),
+                fix="pass one priority per index",
+            )
         if prio.size and (not np.all(np.isfinite(prio)) or prio.min() < 0):
-            raise ReplayBufferError("Priorities must be finite and non-negative",
-                                    expected="values >= 0", found=f"min {prio.min()!r}",
-                                    fix="pass abs(td_error) or clip the values")
+            raise ReplayBufferError(
+                "Priorities must be finite and non-negative",
+                expected="values >= 0",
+                found=f"min {prio.min()!r}",
+                fix="pass abs(td_error) or clip the values",
+            )
         if idx.size and (idx.min() < 0 or idx.max() >= self.capacity):
-            raise ReplayBufferError("update_priority index out of range",
-                                    expected=f"0 <= index < {self.capacity}",
-                                    found=f"[{idx.min()}, {idx.max()}]",
-                                    fix="pass the indices returned by sample()")
+            raise ReplayBufferError(
+                "update_priority index out of range",
+                expected=f"0 <= index < {self.capacity}",
+                found=f"[{idx.min()}, {idx.max()}]",
+                fix="pass the indices returned by sample()",
+            )
         if prio.size:
             self.max_priority = max(self.max_priority, float(prio.max()))
             self._set(idx, prio)
@@ -94,8 +114,7 @@ class PrioritizedSampler(Sampler):
         return self.raw[np.asarray(indices, dtype=np.int64)].copy()
 
     def state(self, size: int) -> Tuple[Dict[str, Any], Dict[str, np.ndarray]]:
-        return ({"max_priority": self.max_priority, **self.params()},
-                {"priority": self.raw[:size]})
+        return ({"max_priority": self.max_priority, **self.params()}, {"priority": self.raw[:size]})
 
     def load_state(self, state: Dict[str, Any], arrays: Dict[str, np.ndarray], size: int) -> None:
         self.alpha = float(state.get("alpha", self.alpha))

@@ -1,4 +1,5 @@
 """Sequence (slice) sampling: windows of consecutive steps inside one episode."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
@@ -28,8 +29,9 @@ class SequenceSampler(Sampler):
     def __init__(self, capacity: int, seq_len: int = 8) -> None:
         super().__init__(capacity)
         if int(seq_len) < 1:
-            raise ReplayBufferError("seq_len must be positive", expected=">= 1",
-                                    found=str(seq_len), fix="pass seq_len=1 or more")
+            raise ReplayBufferError(
+                "seq_len must be positive", expected=">= 1", found=str(seq_len), fix="pass seq_len=1 or more"
+            )
         self.seq_len = int(seq_len)
         self._cache_key: Optional[Tuple[int, int]] = None
         self._order = np.zeros(0, dtype=np.int64)
@@ -49,20 +51,23 @@ class SequenceSampler(Sampler):
         L = self.seq_len
         if n >= L:
             ep_o, st_o = ep[order], step[order]
-            ok = (ep_o[L - 1:] == ep_o[:n - L + 1]) & (st_o[L - 1:] - st_o[:n - L + 1] == L - 1)
+            ok = (ep_o[L - 1 :] == ep_o[: n - L + 1]) & (st_o[L - 1 :] - st_o[: n - L + 1] == L - 1)
             starts = np.flatnonzero(ok)
         else:
             starts = np.zeros(0, dtype=np.int64)
         self._order, self._starts, self._cache_key = order, starts, key
 
-    def sample(self, buffer: "ReplayBuffer", batch_size: int,
-               rng: np.random.Generator) -> Tuple[np.ndarray, np.ndarray]:
+    def sample(
+        self, buffer: "ReplayBuffer", batch_size: int, rng: np.random.Generator
+    ) -> Tuple[np.ndarray, np.ndarray]:
         self._refresh(buffer)
         if self._starts.size == 0:
             raise ReplayBufferError(
                 "No episode holds enough consecutive steps for sequence sampling",
                 expected=f"an episode with >= {self.seq_len} stored steps",
-                found=f"{len(buffer)} items", fix="add more data or use a smaller seq_len")
+                found=f"{len(buffer)} items",
+                fix="add more data or use a smaller seq_len",
+            )
         pick = self._starts[rng.integers(0, self._starts.size, size=batch_size)]
         pos = pick[:, None] + np.arange(self.seq_len)[None, :]
         return self._order[pos], np.ones(batch_size, dtype=np.float64)

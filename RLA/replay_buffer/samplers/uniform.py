@@ -1,4 +1,5 @@
 """Uniform sampling with replacement over the valid slots."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Tuple
@@ -16,8 +17,9 @@ class UniformSampler(Sampler):
 
     kind = "uniform"
 
-    def sample(self, buffer: "ReplayBuffer", batch_size: int,
-               rng: np.random.Generator) -> Tuple[np.ndarray, np.ndarray]:
+    def sample(
+        self, buffer: "ReplayBuffer", batch_size: int, rng: np.random.Generator
+    ) -> Tuple[np.ndarray, np.ndarray]:
         if len(buffer) == 0:
             raise empty_error(batch_size, 0)
         idx = rng.integers(0, len(buffer), size=batch_size, dtype=np.int64)

@@ -1,4 +1,5 @@
 """Sampling without replacement: a shuffled pass over the valid slots, then a new epoch."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
@@ -27,21 +28,24 @@ class WithoutReplacementSampler(Sampler):
         self.pos = 0
         self.epoch = 0
 
-    def sample(self, buffer: "ReplayBuffer", batch_size: int,
-               rng: np.random.Generator) -> Tuple[np.ndarray, np.ndarray]:
+    def sample(
+        self, buffer: "ReplayBuffer", batch_size: int, rng: np.random.Generator
+    ) -> Tuple[np.ndarray, np.ndarray]:
         size = len(buffer)
         if size == 0:
             raise empty_error(batch_size, 0)
         if batch_size > size:
             raise ReplayBufferError(
                 "Batch larger than the buffer for sampling without replacement",
-                expected=f"batch_size <= {size}", found=str(batch_size),
-                fix="use a smaller batch or sampler='uniform'")
+                expected=f"batch_size <= {size}",
+                found=str(batch_size),
+                fix="use a smaller batch or sampler='uniform'",
+            )
         if self.perm is None or self.pos + batch_size > len(self.perm):
             self.perm = rng.permutation(size).astype(np.int64)
             self.pos = 0
             self.epoch += 1
-        idx = self.perm[self.pos:self.pos + batch_size].copy()
+        idx = self.perm[self.pos : self.pos + batch_size].copy()
         self.pos += batch_size
         return idx, np.ones(batch_size, dtype=np.float64)
 

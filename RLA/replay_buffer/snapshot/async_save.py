@@ -5,6 +5,7 @@ still have to be written are protected: the first ``add`` that would overwrite o
 first, so the snapshot equals the buffer at the call. Extra memory is bounded by the chunks
 overwritten during the save (plus the small sampler arrays), never a copy of the buffer.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -47,9 +48,12 @@ class SaveHandle:
         assert self._thread is not None
         self._thread.join(timeout)
         if self._thread.is_alive():
-            raise ReplayBufferError("The background save is still running",
-                                    expected=f"completion within {timeout} s",
-                                    found="still writing", fix="wait longer")
+            raise ReplayBufferError(
+                "The background save is still running",
+                expected=f"completion within {timeout} s",
+                found="still writing",
+                fix="wait longer",
+            )
         self._reported = True
         if self._error is not None:
             raise self._error
@@ -79,8 +83,9 @@ class _CowState:
         for c in chunks.tolist():
             if c in self.pending and c not in self.copies:
                 s, e = self.ranges[c]
-                self.copies[c] = [np.array(self.buf.storage.arrays[name][s:e], copy=True)
-                                  for name in self.names]
+                self.copies[c] = [
+                    np.array(self.buf.storage.arrays[name][s:e], copy=True) for name in self.names
+                ]
                 self.copied_bytes += sum(a.nbytes for a in self.copies[c])
 
     @contextmanager
@@ -94,17 +99,26 @@ class _CowState:
         yield copy
 
 
-def start_async_save(buf: "ReplayBuffer", path: Any, incremental: bool = True,
-                     rank: Optional[int] = None, world_size: Optional[int] = None,
-                     snapshot_id: Optional[str] = None, keep_last: Optional[int] = None,
-                     durable: bool = True, overwrite: bool = False, group: Any = None,
-                     barrier: Optional[str] = None, barrier_timeout: float = 600.0,
-                     provenance: Optional[Dict[str, Any]] = None,
-                     dedup: Optional[Dict[str, str]] = None) -> SaveHandle:
+def start_async_save(
+    buf: "ReplayBuffer",
+    path: Any,
+    incremental: bool = True,
+    rank: Optional[int] = None,
+    world_size: Optional[int] = None,
+    snapshot_id: Optional[str] = None,
+    keep_last: Optional[int] = None,
+    durable: bool = True,
+    overwrite: bool = False,
+    group: Any = None,
+    barrier: Optional[str] = None,
+    barrier_timeout: float = 600.0,
+    provenance: Optional[Dict[str, Any]] = None,
+    dedup: Optional[Dict[str, str]] = None,
+) -> SaveHandle:
     """Capture now, write in a daemon thread; see :func:`save.save_buffer` for the options."""
     store, rank, world_size, comm, seq, snap_id = prepare(
-        buf, path, rank, world_size, snapshot_id, group, barrier, barrier_timeout, overwrite,
-        keep_last)
+        buf, path, rank, world_size, snapshot_id, group, barrier, barrier_timeout, overwrite, keep_last
+    )
     staging = comm.staging(store, snap_id)
     handle = SaveHandle()
     with buf.lock:
@@ -112,6 +126,7 @@ def start_async_save(buf: "ReplayBuffer", path: Any, incremental: bool = True,
             cap = capture(buf, store, rank, world_size, incremental, dedup)
         except BaseException:
             import shutil
+
             shutil.rmtree(staging, ignore_errors=True)
             staging_mod.release(staging)
             raise
@@ -120,8 +135,9 @@ def start_async_save(buf: "ReplayBuffer", path: Any, incremental: bool = True,
 
     def work() -> None:
         try:
-            handle._result = run_save(buf, cap, comm, staging, snap_id, seq, cow.source,
-                                      keep_last, durable, overwrite, provenance)
+            handle._result = run_save(
+                buf, cap, comm, staging, snap_id, seq, cow.source, keep_last, durable, overwrite, provenance
+            )
         except BaseException as exc:  # noqa: BLE001 - surfaced by wait()/next call/close
             handle._error = exc
         finally:

@@ -5,6 +5,7 @@ directory, then reports success. Phase 2: only if every rank succeeded, the coor
 (rank 0) writes MANIFEST.json listing exactly ``world_size`` shards and publishes the staging
 directory by an atomic rename; everybody learns the outcome before returning.
 """
+
 from __future__ import annotations
 
 import json
@@ -76,10 +77,10 @@ class TorchCommitter(Committer):
     """Collectives over an initialised ``torch.distributed`` process group: a private gloo
     group of every rank (:func:`private_group`), or the ``group`` the caller passes."""
 
-    def __init__(self, rank: int, world_size: int, group: Any = None,
-                 timeout: float = 600.0) -> None:
+    def __init__(self, rank: int, world_size: int, group: Any = None, timeout: float = 600.0) -> None:
         super().__init__(rank, world_size)
         import torch.distributed as dist
+
         self.dist = dist
         self.group = group if group is not None else private_group(dist, float(timeout))
 
@@ -95,10 +96,12 @@ class TorchCommitter(Committer):
         values: List[Any] = [None] * self.world_size
         self.dist.all_gather_object(values, value, group=self.group)
         if any(v != values[0] for v in values):
-            raise ReplayBufferError("Ranks disagree on the snapshot to write",
-                                    expected="the same snapshot id on every rank",
-                                    found=repr(values),
-                                    fix="call dumps() with the same snapshot_id on every rank")
+            raise ReplayBufferError(
+                "Ranks disagree on the snapshot to write",
+                expected="the same snapshot id on every rank",
+                found=repr(values),
+                fix="call dumps() with the same snapshot_id on every rank",
+            )
 
     def gather(self, ok: bool, error: str, staging: Path) -> List[Tuple[bool, str]]:
         values: List[Any] = [None] * self.world_size
@@ -137,12 +140,12 @@ class FileBarrierCommitter(Committer):
             if value is not None:
                 return value
             if time.monotonic() > deadline:
-                raise ReplayBufferError(f"Timed out waiting for {what}",
-                                        expected=f"all {self.world_size} ranks within "
-                                                 f"{self.timeout:.0f} s",
-                                        found="some ranks did not report",
-                                        fix="check every rank calls dumps(); raise "
-                                            "barrier_timeout for slow disks")
+                raise ReplayBufferError(
+                    f"Timed out waiting for {what}",
+                    expected=f"all {self.world_size} ranks within {self.timeout:.0f} s",
+                    found="some ranks did not report",
+                    fix="check every rank calls dumps(); raise barrier_timeout for slow disks",
+                )
             time.sleep(0.02)
 
     def gather(self, ok: bool, error: str, staging: Path) -> List[Tuple[bool, str]]:
@@ -169,6 +172,7 @@ class FileBarrierCommitter(Committer):
                 else:
                     return None
             return out
+
         return self._wait("every shard of the snapshot", ready)
 
     def outcome(self, published: bool, error: str, store: Path, snap_id: str) -> Tuple[bool, str]:
@@ -186,27 +190,37 @@ class FileBarrierCommitter(Committer):
             if marker.exists() and marker.stat().st_mtime >= self.started - self.timeout:
                 return False, marker.read_text()
             return None
+
         return self._wait("the coordinator to publish", ready)
 
 
-def make_committer(rank: int, world_size: int, group: Any = None, barrier: Optional[str] = None,
-                   timeout: float = 600.0) -> Committer:
+def make_committer(
+    rank: int, world_size: int, group: Any = None, barrier: Optional[str] = None, timeout: float = 600.0
+) -> Committer:
     """Pick the commit protocol: ``"torch"``, ``"file"``, or automatic (torch when initialised)."""
     if world_size == 1:
         return Committer(rank, world_size)
     if barrier not in (None, "torch", "file"):
-        raise ReplayBufferError("Unknown barrier", expected="'torch' or 'file'",
-                                found=repr(barrier), fix="pass barrier='torch' or 'file'")
+        raise ReplayBufferError(
+            "Unknown barrier",
+            expected="'torch' or 'file'",
+            found=repr(barrier),
+            fix="pass barrier='torch' or 'file'",
+        )
     if barrier in (None, "torch"):
         try:
             import torch.distributed as dist
+
             initialised = dist.is_available() and dist.is_initialized()
         except ImportError:
             initialised = False
         if initialised:
             return TorchCommitter(rank, world_size, group, timeout)
         if barrier == "torch":
-            raise ReplayBufferError("torch.distributed is not initialised",
-                                    expected="init_process_group() before a sharded save",
-                                    found="no process group", fix="initialise it or barrier='file'")
+            raise ReplayBufferError(
+                "torch.distributed is not initialised",
+                expected="init_process_group() before a sharded save",
+                found="no process group",
+                fix="initialise it or barrier='file'",
+            )
     return FileBarrierCommitter(rank, world_size, timeout)

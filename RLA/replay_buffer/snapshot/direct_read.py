@@ -13,6 +13,7 @@ chunks whose destination does not line up, format 1 files) is read in the same p
 pooled scratch buffer and copied. One ``preadv`` covers a whole 4 MiB segment (format 2 or
 later).
 """
+
 from __future__ import annotations
 
 import bisect
@@ -70,9 +71,13 @@ class _Range(ctypes.Structure):
 
 
 class _Stat(ctypes.Structure):
-    _fields_ = [("nr_cache", ctypes.c_uint64), ("nr_dirty", ctypes.c_uint64),
-                ("nr_writeback", ctypes.c_uint64), ("nr_evicted", ctypes.c_uint64),
-                ("nr_recently_evicted", ctypes.c_uint64)]
+    _fields_ = [
+        ("nr_cache", ctypes.c_uint64),
+        ("nr_dirty", ctypes.c_uint64),
+        ("nr_writeback", ctypes.c_uint64),
+        ("nr_evicted", ctypes.c_uint64),
+        ("nr_recently_evicted", ctypes.c_uint64),
+    ]
 
 
 def cached_pages(fd: int, size: int) -> int:
@@ -106,8 +111,9 @@ def _address(view: memoryview) -> int:
     return np.frombuffer(view, dtype=np.uint8).ctypes.data
 
 
-def plan(views: Sequence[memoryview], size: int,
-         in_place_ok: bool = True) -> List[Tuple[int, int, Optional[memoryview]]]:
+def plan(
+    views: Sequence[memoryview], size: int, in_place_ok: bool = True
+) -> List[Tuple[int, int, Optional[memoryview]]]:
     """Cut ``[0, size rounded up to ALIGN)`` into ``(lo, hi, target)`` file ranges, in order.
 
     ``target`` is the slice of a view that the range is read into in place, or None for a
@@ -124,7 +130,7 @@ def plan(views: Sequence[memoryview], size: int,
                 lo = pos + (-addr) % ALIGN
                 hi = (pos + n) // ALIGN * ALIGN
                 if hi - lo >= ALIGN:
-                    in_place.append((lo, hi, view[lo - pos:hi - pos]))
+                    in_place.append((lo, hi, view[lo - pos : hi - pos]))
         pos += n
     end = -(-size // ALIGN) * ALIGN
     out: List[Tuple[int, int, Optional[memoryview]]] = []
@@ -155,7 +161,7 @@ class _Copier:
         while done < data.size and i < len(self.arrays):
             at = lo + done - self.starts[i]
             m = min(data.size - done, self.arrays[i].size - at)
-            np.copyto(self.arrays[i][at:at + m], data[done:done + m])  # releases the GIL
+            np.copyto(self.arrays[i][at : at + m], data[done : done + m])  # releases the GIL
             done += m
             i += 1
 
@@ -167,7 +173,7 @@ def _read_batch(fd: int, path: Path, lo: int, iov: List[memoryview], size: int) 
     got = 0
     pending = list(iov)
     while pending:
-        k = os.preadv(fd, pending[:fio.IOV_MAX], lo + got)
+        k = os.preadv(fd, pending[: fio.IOV_MAX], lo + got)
         got += k
         if k == 0 or k % ALIGN:  # end of file
             break
@@ -180,8 +186,7 @@ class _Refused(Exception):
     """The device refused an O_DIRECT alignment before anything was read."""
 
 
-def read_direct(path: Path, views: Sequence[memoryview], size: int, crc: int,
-                in_place: bool = True) -> bool:
+def read_direct(path: Path, views: Sequence[memoryview], size: int, crc: int, in_place: bool = True) -> bool:
     """Read cold ``path`` (``size`` bytes, covered in order by ``views``) with O_DIRECT.
 
     ``in_place`` lets the disk write straight into ``views`` where they line up: only for
@@ -216,8 +221,14 @@ def read_direct(path: Path, views: Sequence[memoryview], size: int, crc: int,
     return True
 
 
-def _read_all(fd: int, path: Path, buf: memoryview, views: Sequence[memoryview],
-              ranges: List[Tuple[int, int, Optional[memoryview]]], size: int) -> None:
+def _read_all(
+    fd: int,
+    path: Path,
+    buf: memoryview,
+    views: Sequence[memoryview],
+    ranges: List[Tuple[int, int, Optional[memoryview]]],
+    size: int,
+) -> None:
     """Read ``ranges`` in file order: in-place targets directly, the rest through ``buf``
     (then copied into ``views``), one contiguous ``preadv`` per batch."""
     copier = _Copier(views)
@@ -235,7 +246,7 @@ def _read_all(fd: int, path: Path, buf: memoryview, views: Sequence[memoryview],
             if room < ALIGN:
                 break
             take = min(r_hi - r_lo, room)
-            iov.append(buf[used:used + take])
+            iov.append(buf[used : used + take])
             spans.append((r_lo, used, take))
             used += take
             if take == r_hi - r_lo:

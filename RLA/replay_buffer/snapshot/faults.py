@@ -10,6 +10,7 @@ A save calls :func:`point` at each step whose interruption matters (see the name
 
 In production the cost of a point is one comparison of a module constant with ``""``.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -19,9 +20,13 @@ import signal
 from typing import Callable, Iterator, Optional
 
 ENV = "RLA_FAULT"
-POINTS = ("replay.save:space-checked", "replay.publish:staging-written",
-          "replay.publish:manifest-written", "replay.publish:before-rename",
-          "replay.publish:renamed")
+POINTS = (
+    "replay.save:space-checked",
+    "replay.publish:staging-written",
+    "replay.publish:manifest-written",
+    "replay.publish:before-rename",
+    "replay.publish:renamed",
+)
 _SPEC = os.environ.get(ENV, "")
 _hook: Optional[Callable[[str], None]] = None
 

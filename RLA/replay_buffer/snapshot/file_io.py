@@ -4,6 +4,7 @@ Every snapshot file is written from the caller's memory in one vectored write, i
 computed from that same memory, and read back with its size and CRC-32 checked. Cold files
 are read with O_DIRECT where it applies (direct_read.py).
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -31,8 +32,9 @@ MAX_WRITE = 1 << 30  # Linux moves at most ~2 GiB per call
 MAX_MANIFEST_BYTES = 1 << 30
 #: Read cold snapshot files with O_DIRECT (see direct_read.py). On by default;
 #: ``RLA_REPLAY_DIRECT_IO=0`` turns it off (every file then goes through the page cache).
-DIRECT_READS = os.environ.get("RLA_REPLAY_DIRECT_IO", "1") != "0" and \
-    hasattr(os, "O_DIRECT") and hasattr(os, "preadv")
+DIRECT_READS = (
+    os.environ.get("RLA_REPLAY_DIRECT_IO", "1") != "0" and hasattr(os, "O_DIRECT") and hasattr(os, "preadv")
+)
 
 
 @functools.lru_cache(maxsize=None)
@@ -94,8 +96,13 @@ def consume(pending: List[memoryview], n: int) -> None:
             n = 0
 
 
-def write_views(path: Path, views: Sequence[memoryview], exclusive: bool = True,
-                crc_pool: Optional[Executor] = None, writeback: bool = False) -> Tuple[int, int]:
+def write_views(
+    path: Path,
+    views: Sequence[memoryview],
+    exclusive: bool = True,
+    crc_pool: Optional[Executor] = None,
+    writeback: bool = False,
+) -> Tuple[int, int]:
     """Write ``views`` back to back into a new file; return ``(bytes, crc32)`` (no fsync).
 
     One ``writev`` from the caller's memory (no intermediate copy). With ``crc_pool`` the
@@ -106,8 +113,7 @@ def write_views(path: Path, views: Sequence[memoryview], exclusive: bool = True,
     views = [v for v in views if len(v)]
     total = sum(len(v) for v in views)
     crc_future = crc_pool.submit(crc_of, views) if crc_pool is not None and views else None
-    flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | \
-        (os.O_EXCL if exclusive else os.O_TRUNC)
+    flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | (os.O_EXCL if exclusive else os.O_TRUNC)
     fd = os.open(path, flags, 0o666)
     try:
         pending = list(views)
@@ -172,9 +178,12 @@ def prefetch(path: Path) -> None:
 
 
 def ended_early(path: Path, size: int, done: int) -> CorruptSnapshotError:
-    return CorruptSnapshotError(f"Snapshot file {path} ended early (it shrank while being read)",
-                                expected=f"{size} bytes", found=f"only {done} bytes could be read",
-                                fix="load an older snapshot")
+    return CorruptSnapshotError(
+        f"Snapshot file {path} ended early (it shrank while being read)",
+        expected=f"{size} bytes",
+        found=f"only {done} bytes could be read",
+        fix="load an older snapshot",
+    )
 
 
 #: Opens never follow a link at the last component (the earlier ones are checked by the
@@ -187,26 +196,40 @@ def open_listed(path: Path) -> int:
     try:
         return os.open(path, NOFOLLOW)
     except FileNotFoundError:
-        raise CorruptSnapshotError(f"Snapshot file {path} is missing",
-                                   expected="every file listed in the manifest", found="no file",
-                                   fix="restore the file or load an older snapshot") from None
+        raise CorruptSnapshotError(
+            f"Snapshot file {path} is missing",
+            expected="every file listed in the manifest",
+            found="no file",
+            fix="restore the file or load an older snapshot",
+        ) from None
     except OSError as exc:
         if exc.errno != errno.ELOOP:
             raise
-        raise CorruptSnapshotError(f"Snapshot file {path} is a symbolic link",
-                                   expected="a regular file (links are not followed)",
-                                   found=f"a link to {os.readlink(path)!r}",
-                                   fix="replace the link by the file itself") from None
+        raise CorruptSnapshotError(
+            f"Snapshot file {path} is a symbolic link",
+            expected="a regular file (links are not followed)",
+            found=f"a link to {os.readlink(path)!r}",
+            fix="replace the link by the file itself",
+        ) from None
 
 
 def bad_checksum(path: Path, crc: int, actual: int) -> CorruptSnapshotError:
-    return CorruptSnapshotError(f"Snapshot file {path} fails its checksum",
-                                expected=f"{CHECKSUM} {crc:08x}", found=f"{actual:08x}",
-                                fix="the file is damaged; load an older snapshot or re-save")
+    return CorruptSnapshotError(
+        f"Snapshot file {path} fails its checksum",
+        expected=f"{CHECKSUM} {crc:08x}",
+        found=f"{actual:08x}",
+        fix="the file is damaged; load an older snapshot or re-save",
+    )
 
 
-def read_verified(path: Path, views: Sequence[memoryview], size: int, crc: int,
-                  direct: Optional[bool] = None, in_place: bool = True) -> None:
+def read_verified(
+    path: Path,
+    views: Sequence[memoryview],
+    size: int,
+    crc: int,
+    direct: Optional[bool] = None,
+    in_place: bool = True,
+) -> None:
     """Read ``path`` into ``views`` (total ``size`` bytes), checking size and CRC-32.
 
     ``direct`` (default :data:`DIRECT_READS`) reads a file that is not in the page cache
@@ -220,29 +243,33 @@ def read_verified(path: Path, views: Sequence[memoryview], size: int, crc: int,
     """
     want = sum(len(v) for v in views)
     if want != size:  # the manifest's shapes and its file size disagree
-        raise CorruptSnapshotError(f"Snapshot file {path} does not match its manifest",
-                                   expected=f"a file of {want} bytes for the listed shapes and "
-                                            f"dtypes", found=f"{size} bytes listed",
-                                   fix="the manifest is damaged; load an older snapshot")
+        raise CorruptSnapshotError(
+            f"Snapshot file {path} does not match its manifest",
+            expected=f"a file of {want} bytes for the listed shapes and dtypes",
+            found=f"{size} bytes listed",
+            fix="the manifest is damaged; load an older snapshot",
+        )
     fd = open_listed(path)
     with open(fd, "rb", buffering=0) as handle:
         actual = os.fstat(fd).st_size
         if actual != size:
-            raise CorruptSnapshotError(f"Snapshot file {path} has the wrong size",
-                                       expected=f"{size} bytes", found=f"{actual} bytes",
-                                       fix="the file is truncated or altered; load an older "
-                                           "snapshot")
+            raise CorruptSnapshotError(
+                f"Snapshot file {path} has the wrong size",
+                expected=f"{size} bytes",
+                found=f"{actual} bytes",
+                fix="the file is truncated or altered; load an older snapshot",
+            )
         if DIRECT_READS if direct is None else direct:
             from RLA.replay_buffer.snapshot import direct_read
-            if size >= direct_read.ALIGN and \
-                    direct_read.read_direct(path, views, size, crc, in_place):
+
+            if size >= direct_read.ALIGN and direct_read.read_direct(path, views, size, crc, in_place):
                 return
         done = 0
         for view in views:
             n = len(view)
             pos = 0
             while pos < n:
-                k = handle.readinto(view[pos:min(n, pos + READ_BLOCK)])
+                k = handle.readinto(view[pos : min(n, pos + READ_BLOCK)])
                 if not k:
                     raise ended_early(path, size, done + pos)
                 pos += k
@@ -266,15 +293,21 @@ def read_json_verified(path: Path, size: Optional[int] = None, crc: Optional[int
     try:
         data = safe_read.read_bytes(path, MAX_MANIFEST_BYTES)
     except FileNotFoundError:
-        raise CorruptSnapshotError(f"Snapshot file {path} is missing",
-                                   expected="every file listed in the manifest", found="no file",
-                                   fix="restore the file or load an older snapshot") from None
+        raise CorruptSnapshotError(
+            f"Snapshot file {path} is missing",
+            expected="every file listed in the manifest",
+            found="no file",
+            fix="restore the file or load an older snapshot",
+        ) from None
     except safe_read.UnreadableFileError as exc:
         raise unreadable(path, exc.reason) from None
     if size is not None and len(data) != size:
-        raise CorruptSnapshotError(f"Snapshot file {path} has the wrong size",
-                                   expected=f"{size} bytes", found=f"{len(data)} bytes",
-                                   fix="load an older snapshot")
+        raise CorruptSnapshotError(
+            f"Snapshot file {path} has the wrong size",
+            expected=f"{size} bytes",
+            found=f"{len(data)} bytes",
+            fix="load an older snapshot",
+        )
     if crc is not None and crc32(data) != crc:
         raise bad_checksum(path, crc, crc32(data))
     try:
@@ -286,6 +319,9 @@ def read_json_verified(path: Path, size: Optional[int] = None, crc: Optional[int
 def unreadable(path: Path, reason: str) -> CorruptSnapshotError:
     """A snapshot file that cannot be read as what it should be (``reason`` says why)."""
     problem = f"is {reason}" if reason.startswith(("not ", "a ")) else f"cannot be read: {reason}"
-    return CorruptSnapshotError(f"Snapshot file {path} {problem}",
-                                expected="a regular JSON file written by RLA", found=reason,
-                                fix="load an older snapshot")
+    return CorruptSnapshotError(
+        f"Snapshot file {path} {problem}",
+        expected="a regular JSON file written by RLA",
+        found=reason,
+        fix="load an older snapshot",
+    )

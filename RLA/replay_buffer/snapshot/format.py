@@ -13,6 +13,7 @@ A snapshot becomes visible only when its staging directory is renamed to ``<snap
 after every file (and MANIFEST.json last) was fsync'd. Every file is listed with its size and
 CRC-32; no file is ever unpickled. Inside a segment file, see segment_layout.py.
 """
+
 from __future__ import annotations
 
 import os
@@ -61,17 +62,20 @@ def read_manifest(snap_dir: Path) -> Dict[str, Any]:
 
 def _checked(snap_dir: Path, manifest: Any) -> Dict[str, Any]:
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-        raise CorruptSnapshotError(f"{snap_dir / MANIFEST} is not an RLA replay snapshot manifest",
-                                   expected=f"format {FORMAT!r}",
-                                   found=repr(manifest.get("format") if isinstance(manifest, dict)
-                                              else type(manifest).__name__),
-                                   fix="point at a directory written by ReplayBuffer.dumps")
+        raise CorruptSnapshotError(
+            f"{snap_dir / MANIFEST} is not an RLA replay snapshot manifest",
+            expected=f"format {FORMAT!r}",
+            found=repr(manifest.get("format") if isinstance(manifest, dict) else type(manifest).__name__),
+            fix="point at a directory written by ReplayBuffer.dumps",
+        )
     version = manifest.get("format_version")
     if not isinstance(version, int) or version > FORMAT_VERSION:
         raise CorruptSnapshotError(
             f"{snap_dir / MANIFEST} uses snapshot format version {version!r}",
-            expected=f"format_version <= {FORMAT_VERSION}", found=repr(version),
-            fix="upgrade RLA to read snapshots written by a newer version")
+            expected=f"format_version <= {FORMAT_VERSION}",
+            found=repr(version),
+            fix="upgrade RLA to read snapshots written by a newer version",
+        )
     return manifest
 
 
@@ -85,9 +89,14 @@ def snapshot_dirs(store: Path) -> List[Path]:
     """Every directory of ``store`` that holds a ``MANIFEST.json`` (readable or not)."""
     if not store.is_dir():
         return []
-    return [entry for entry in store.iterdir()
-            if not entry.name.startswith(".") and entry.name != SEGMENTS and
-            _plain_dir(entry) and (entry / MANIFEST).is_file()]
+    return [
+        entry
+        for entry in store.iterdir()
+        if not entry.name.startswith(".")
+        and entry.name != SEGMENTS
+        and _plain_dir(entry)
+        and (entry / MANIFEST).is_file()
+    ]
 
 
 def _plain_dir(path: Path) -> bool:
@@ -98,8 +107,9 @@ def _plain_dir(path: Path) -> bool:
         return False
 
 
-def scan(store: Path) -> Tuple[List[Tuple[int, float, str, Path]], List[Tuple[int, str]],
-                                Dict[str, Dict[str, Any]]]:
+def scan(
+    store: Path,
+) -> Tuple[List[Tuple[int, float, str, Path]], List[Tuple[int, str]], Dict[str, Dict[str, Any]]]:
     """Read every manifest of ``store`` once: the readable snapshots oldest first (see
     :func:`list_snapshots`), a newer RLA's ones as ``(seq, id)`` oldest first, and the
     readable manifests by id."""
@@ -111,8 +121,9 @@ def scan(store: Path) -> Tuple[List[Tuple[int, float, str, Path]], List[Tuple[in
                 newer.append((int(manifest.get("seq", 0)), entry.name))
                 continue
             manifest = _checked(entry, manifest)
-            found.append((int(manifest.get("seq", 0)), float(manifest.get("created", 0.0)),
-                          entry.name, entry))
+            found.append(
+                (int(manifest.get("seq", 0)), float(manifest.get("created", 0.0)), entry.name, entry)
+            )
         except (CorruptSnapshotError, TypeError, ValueError):
             continue
         manifests[entry.name] = manifest
@@ -138,6 +149,7 @@ def segment_records(shard: Dict[str, Any]) -> List[Dict[str, Any]]:
 def total_episode_report(shards: Iterable[Dict[str, Any]]) -> Dict[str, Dict[str, int]]:
     """The shards' episode counts summed per class (what MANIFEST.json records)."""
     from RLA.replay_buffer.episodes import CLASSES
+
     total = {c: {"episodes": 0, "steps": 0} for c in CLASSES}
     for shard in shards:
         for cls, counts in (shard.get("episode_report") or {}).items():
@@ -152,30 +164,40 @@ def resolve(path: Any, snapshot: Optional[str] = None) -> Tuple[Path, Path, Dict
     if (path / MANIFEST).is_file() and snapshot is None:
         return path.parent, path, read_manifest(path)
     if not path.is_dir():
-        raise ReplayBufferError(f"No replay snapshot store at {path}",
-                                expected="a directory written by dumps()", found="nothing there",
-                                fix="check the path")
+        raise ReplayBufferError(
+            f"No replay snapshot store at {path}",
+            expected="a directory written by dumps()",
+            found="nothing there",
+            fix="check the path",
+        )
     if snapshot is not None:
         snap = path / snapshot
         if not is_plain_name(snapshot) or not _plain_dir(snap) or not (snap / MANIFEST).is_file():
-            raise ReplayBufferError(f"No snapshot {snapshot!r} in {path}",
-                                    expected=f"one of {[s[2] for s in list_snapshots(path)]}",
-                                    found="no such published snapshot",
-                                    fix="pick an existing snapshot id")
+            raise ReplayBufferError(
+                f"No snapshot {snapshot!r} in {path}",
+                expected=f"one of {[s[2] for s in list_snapshots(path)]}",
+                found="no such published snapshot",
+                fix="pick an existing snapshot id",
+            )
         return path, snap, read_manifest(snap)
     snaps, newer, manifests = scan(path)
     unreadable = sorted(snapshot_dirs(path))
     if not snaps and unreadable:
         read_manifest(unreadable[-1])  # raises why the newest one cannot be read
     if not snaps:
-        raise ReplayBufferError(f"No complete snapshot in {path}",
-                                expected="a published snapshot (a directory with MANIFEST.json)",
-                                found=f"{sorted(p.name for p in path.iterdir())[:8]}",
-                                fix="save one with dumps() first")
+        raise ReplayBufferError(
+            f"No complete snapshot in {path}",
+            expected="a published snapshot (a directory with MANIFEST.json)",
+            found=f"{sorted(p.name for p in path.iterdir())[:8]}",
+            fix="save one with dumps() first",
+        )
     seq, _, snap_id, snap = snaps[-1]
     skipped = [name for newer_seq, name in newer if newer_seq > seq]
     if skipped:
-        warnings.warn(f"replay store {path}: newer snapshot(s) {skipped} were written by a "
-                      f"newer RLA (format > {FORMAT_VERSION}) and are skipped; loading "
-                      f"{snap_id} (upgrade RLA to load them)", stacklevel=3)
+        warnings.warn(
+            f"replay store {path}: newer snapshot(s) {skipped} were written by a "
+            f"newer RLA (format > {FORMAT_VERSION}) and are skipped; loading "
+            f"{snap_id} (upgrade RLA to load them)",
+            stacklevel=3,
+        )
     return path, snap, manifests[snap_id]

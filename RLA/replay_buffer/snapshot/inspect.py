@@ -1,4 +1,5 @@
 """Read-only views of a snapshot: a summary without loading payloads, and full verification."""
+
 from __future__ import annotations
 
 from typing import Any, Dict, Optional
@@ -24,20 +25,36 @@ def describe(path: Any, snapshot: Optional[str] = None) -> Dict[str, Any]:
         files = [s["bytes"] for s in fmt.segment_records(shard)]
         files += [a["bytes"] for a in shard.get("arrays", {}).values()]
         total += sum(files)
-        rows.append({"rank": rank, "size": shard.get("size", len(shard.get("trajectories", []))),
-                     "capacity": shard.get("capacity"), "cursor": shard.get("cursor"),
-                     "sampler": (shard.get("sampler") or {}).get("kind"),
-                     "num_envs": (shard.get("episodes") or {}).get("num_envs"), "bytes": sum(files),
-                     "files": len(files)})
+        rows.append(
+            {
+                "rank": rank,
+                "size": shard.get("size", len(shard.get("trajectories", []))),
+                "capacity": shard.get("capacity"),
+                "cursor": shard.get("cursor"),
+                "sampler": (shard.get("sampler") or {}).get("kind"),
+                "num_envs": (shard.get("episodes") or {}).get("num_envs"),
+                "bytes": sum(files),
+                "files": len(files),
+            }
+        )
     first = shards[min(shards)] if shards else {}
     snapshots, newer, _ = fmt.scan(store)
-    return {"store": str(store), "snapshot": snap_dir.name, "kind": manifest.get("kind"),
-            "format_version": manifest.get("format_version"),
-            "library_version": manifest.get("library_version"),
-            "world_size": manifest.get("world_size"), "created": manifest.get("created"),
-            "schema": first.get("schema"), "episode_report": manifest.get("episode_report"),
-            "provenance": manifest.get("provenance"), "shards": rows, "payload_bytes": total,
-            "snapshots": [s[2] for s in snapshots], "newer_snapshots": [name for _, name in newer]}
+    return {
+        "store": str(store),
+        "snapshot": snap_dir.name,
+        "kind": manifest.get("kind"),
+        "format_version": manifest.get("format_version"),
+        "library_version": manifest.get("library_version"),
+        "world_size": manifest.get("world_size"),
+        "created": manifest.get("created"),
+        "schema": first.get("schema"),
+        "episode_report": manifest.get("episode_report"),
+        "provenance": manifest.get("provenance"),
+        "shards": rows,
+        "payload_bytes": total,
+        "snapshots": [s[2] for s in snapshots],
+        "newer_snapshots": [name for _, name in newer],
+    }
 
 
 def verify(path: Any, snapshot: Optional[str] = None) -> Dict[str, int]:
@@ -49,8 +66,11 @@ def verify(path: Any, snapshot: Optional[str] = None) -> Dict[str, int]:
     files = nbytes = 0
     for rank in sorted(shards):
         shard = shards[rank]
-        fields = segment_fields(Schema.from_json(shard["schema"]), shard.get("segment_fields")) \
-            if shard.get("segments") and shard.get("schema") else []
+        fields = (
+            segment_fields(Schema.from_json(shard["schema"]), shard.get("segment_fields"))
+            if shard.get("segments") and shard.get("schema")
+            else []
+        )
         for seg in fmt.segment_records(shard):
             path = store / seg["file"]
             layout = chunk_layout(seg, fields, path) if fields and "start" in seg else []
@@ -60,12 +80,10 @@ def verify(path: Any, snapshot: Optional[str] = None) -> Dict[str, int]:
             for f, (off, dtype, base) in zip(fields, layout):
                 if base is not None:  # a narrowed chunk widens back within its field's type
                     count = n * int(np.prod(f.shape, dtype=np.int64))
-                    check_widens(buf[off:off + count * dtype.itemsize].view(dtype), base,
-                                 f.dtype, path)
+                    check_widens(buf[off : off + count * dtype.itemsize].view(dtype), base, f.dtype, path)
             files, nbytes = files + 1, nbytes + seg["bytes"]
         for meta in shard.get("arrays", {}).values():
             buf = np.empty(meta["bytes"], dtype=np.uint8)
-            fio.read_verified(snap_dir / meta["file"], [fio.as_bytes_view(buf)], meta["bytes"],
-                              meta["crc32"])
+            fio.read_verified(snap_dir / meta["file"], [fio.as_bytes_view(buf)], meta["bytes"], meta["crc32"])
             files, nbytes = files + 1, nbytes + meta["bytes"]
     return {"files": files + len(shards) + 1, "bytes": nbytes}

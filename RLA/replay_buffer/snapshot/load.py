@@ -1,4 +1,5 @@
 """Restore a ReplayBuffer from a snapshot: exact for the same topology, resharded otherwise."""
+
 from __future__ import annotations
 
 import threading
@@ -16,8 +17,7 @@ from RLA.replay_buffer.schema import Schema
 from RLA.replay_buffer.snapshot import file_io as fio
 from RLA.replay_buffer.snapshot import format as fmt
 from RLA.replay_buffer.snapshot import validate
-from RLA.replay_buffer.snapshot.shard_io import (read_arrays, read_segment_into, segment_fields,
-                                                 store_key)
+from RLA.replay_buffer.snapshot.shard_io import read_arrays, read_segment_into, segment_fields, store_key
 from RLA.replay_buffer.storage.base import Storage
 
 if TYPE_CHECKING:
@@ -35,8 +35,9 @@ DIRECT_READERS = 6
 PREFETCH_AHEAD = 6
 
 
-def read_segments(store: Path, segments: List[Dict[str, Any]], schema: Schema,
-                  storage: Storage, names: Optional[List[str]]) -> None:
+def read_segments(
+    store: Path, segments: List[Dict[str, Any]], schema: Schema, storage: Storage, names: Optional[List[str]]
+) -> None:
     """Read and verify ``segments`` into ``storage`` (fresh arrays), overlapping the costs.
 
     A helper faults the destination rows in ahead of the readers (``Storage.populate``,
@@ -66,14 +67,13 @@ def read_segments(store: Path, segments: List[Dict[str, Any]], schema: Schema,
         if not direct and i + PREFETCH_AHEAD < len(segments):
             fio.prefetch(store / segments[i + PREFETCH_AHEAD]["file"])
         seg = segments[i]
-        read_segment_into(store, seg, schema, storage.arrays, seg["start"], names,
-                          in_place=in_place)
+        read_segment_into(store, seg, schema, storage.arrays, seg["start"], names, in_place=in_place)
 
     helper = threading.Thread(target=populate, name="rla-load-populate", daemon=True)
     helper.start()
     try:
         with ThreadPoolExecutor(max_workers=readers, thread_name_prefix="rla-load") as pool:
-            for seg in segments[:PREFETCH_AHEAD if not direct else 0]:
+            for seg in segments[: PREFETCH_AHEAD if not direct else 0]:
                 fio.prefetch(store / seg["file"])
             for future in [pool.submit(read, i) for i in range(len(segments))]:
                 future.result()
@@ -82,41 +82,57 @@ def read_segments(store: Path, segments: List[Dict[str, Any]], schema: Schema,
         helper.join()
 
 
-def check_compatible(buf: "ReplayBuffer", shard: Dict[str, Any], where: Path,
-                     same_capacity: bool = True) -> Schema:
+def check_compatible(
+    buf: "ReplayBuffer", shard: Dict[str, Any], where: Path, same_capacity: bool = True
+) -> Schema:
     """Raise before any mutation if the snapshot cannot go into ``buf``."""
     if shard.get("kind") != "ReplayBuffer":
-        raise ReplayBufferError(f"{where} is not a ReplayBuffer snapshot",
-                                expected="kind 'ReplayBuffer'", found=repr(shard.get("kind")),
-                                fix="load it with the matching buffer class")
+        raise ReplayBufferError(
+            f"{where} is not a ReplayBuffer snapshot",
+            expected="kind 'ReplayBuffer'",
+            found=repr(shard.get("kind")),
+            fix="load it with the matching buffer class",
+        )
     if shard.get("schema") is None:
         if buf.schema is None:
-            raise ReplayBufferError(f"{where} holds an empty buffer without a schema",
-                                    expected="a snapshot with data or a buffer with a schema",
-                                    found="neither", fix="declare the schema in the buffer")
+            raise ReplayBufferError(
+                f"{where} holds an empty buffer without a schema",
+                expected="a snapshot with data or a buffer with a schema",
+                found="neither",
+                fix="declare the schema in the buffer",
+            )
         return buf.schema
     schema = Schema.from_json(shard["schema"])
     if buf.schema is not None and buf.schema != schema:
-        raise ReplayBufferError(f"Snapshot schema of {where} differs from the buffer's",
-                                expected=repr(buf.schema), found=repr(schema),
-                                fix="build the buffer with the snapshot's schema")
+        raise ReplayBufferError(
+            f"Snapshot schema of {where} differs from the buffer's",
+            expected=repr(buf.schema),
+            found=repr(schema),
+            fix="build the buffer with the snapshot's schema",
+        )
     if same_capacity and int(shard["capacity"]) != buf.capacity:
-        raise ReplayBufferError(f"Snapshot capacity of {where} differs from the buffer's",
-                                expected=str(buf.capacity), found=str(shard["capacity"]),
-                                fix="build the buffer with the snapshot's capacity, or load "
-                                    "with episode_policy={} to redistribute it into this one "
-                                    "(episodes that do not fit are dropped, oldest first, and "
-                                    "counted)")
+        raise ReplayBufferError(
+            f"Snapshot capacity of {where} differs from the buffer's",
+            expected=str(buf.capacity),
+            found=str(shard["capacity"]),
+            fix="build the buffer with the snapshot's capacity, or load "
+            "with episode_policy={} to redistribute it into this one "
+            "(episodes that do not fit are dropped, oldest first, and "
+            "counted)",
+        )
     if shard["sampler"]["kind"] != buf.sampler_kind:
-        raise ReplayBufferError(f"Snapshot sampler of {where} differs from the buffer's",
-                                expected=repr(buf.sampler_kind),
-                                found=repr(shard["sampler"]["kind"]),
-                                fix="build the buffer with the snapshot's sampler")
+        raise ReplayBufferError(
+            f"Snapshot sampler of {where} differs from the buffer's",
+            expected=repr(buf.sampler_kind),
+            found=repr(shard["sampler"]["kind"]),
+            fix="build the buffer with the snapshot's sampler",
+        )
     return schema
 
 
-def restore_dedup(storage_arrays: Dict[str, np.ndarray], shard: Dict[str, Any],
-                  arrays: Dict[str, np.ndarray], size: int) -> None:
+def restore_dedup(
+    storage_arrays: Dict[str, np.ndarray], shard: Dict[str, Any], arrays: Dict[str, np.ndarray], size: int
+) -> None:
     """Rebuild TED-deduplicated fields from successors and the stored exceptions."""
     dedup = shard.get("dedup") or {}
     if not dedup:
@@ -126,15 +142,19 @@ def restore_dedup(storage_arrays: Dict[str, np.ndarray], shard: Dict[str, Any],
     ted.restore(storage_arrays, dedup, size, succ, exc)
 
 
-def exact_load(buf: "ReplayBuffer", store: Path, snap_dir: Path, shard: Dict[str, Any],
-               rank: int, world_size: int) -> Dict[str, Any]:
+def exact_load(
+    buf: "ReplayBuffer", store: Path, snap_dir: Path, shard: Dict[str, Any], rank: int, world_size: int
+) -> Dict[str, Any]:
     """Read one shard into new arrays, verify everything, then swap it in."""
     where = snap_dir / fmt.shard_file(rank)
     schema = check_compatible(buf, shard, where)
     if int(shard["episodes"]["num_envs"]) != buf.num_envs:
-        raise ReplayBufferError(f"Snapshot num_envs of {where} differs from the buffer's",
-                                expected=str(buf.num_envs), found=str(shard["episodes"]["num_envs"]),
-                                fix="build the buffer with the snapshot's num_envs")
+        raise ReplayBufferError(
+            f"Snapshot num_envs of {where} differs from the buffer's",
+            expected=str(buf.num_envs),
+            found=str(shard["episodes"]["num_envs"]),
+            fix="build the buffer with the snapshot's num_envs",
+        )
     storage = buf.storage.new_like().allocate(schema, buf.capacity)
     try:
         names = shard.get("segment_fields")
@@ -169,33 +189,53 @@ def exact_load(buf: "ReplayBuffer", store: Path, snap_dir: Path, shard: Dict[str
         if int(shard["chunk_slots"]) == buf.chunk_slots:
             layout = names or [f.name for f in schema.all_fields()]
             buf.persisted[store_key(store, rank)] = {
-                seg["start"] // buf.chunk_slots: dict(seg, ver=0, layout=layout)
-                for seg in shard["segments"]}
+                seg["start"] // buf.chunk_slots: dict(seg, ver=0, layout=layout) for seg in shard["segments"]
+            }
     old.close()
-    return {"snapshot": str(snap_dir), "mode": "exact", "rank": rank, "world_size": world_size,
-            "size": size, "episode_report": shard.get("episode_report")}
+    return {
+        "snapshot": str(snap_dir),
+        "mode": "exact",
+        "rank": rank,
+        "world_size": world_size,
+        "size": size,
+        "episode_report": shard.get("episode_report"),
+    }
 
 
-def load_buffer(buf: "ReplayBuffer", path: Any, snapshot: Optional[str] = None,
-                rank: Optional[int] = None, world_size: Optional[int] = None,
-                episode_policy: Optional[Dict[str, str]] = None,
-                allow_missing_shards: bool = False, on_overflow: str = "drop_oldest",
-                num_envs: Optional[int] = None) -> Dict[str, Any]:
+def load_buffer(
+    buf: "ReplayBuffer",
+    path: Any,
+    snapshot: Optional[str] = None,
+    rank: Optional[int] = None,
+    world_size: Optional[int] = None,
+    episode_policy: Optional[Dict[str, str]] = None,
+    allow_missing_shards: bool = False,
+    on_overflow: str = "drop_oldest",
+    num_envs: Optional[int] = None,
+) -> Dict[str, Any]:
     """Load the newest (or the named) snapshot of ``path`` into ``buf``; returns a report."""
     store, snap_dir, manifest = fmt.resolve(path, snapshot)
     if manifest.get("kind", "ReplayBuffer") != "ReplayBuffer":
-        raise ReplayBufferError(f"{snap_dir} is a {manifest.get('kind')} snapshot",
-                                expected="a ReplayBuffer snapshot", found=repr(manifest.get("kind")),
-                                fix="load it with TrajectoryReplayBuffer.load_checkpoint")
+        raise ReplayBufferError(
+            f"{snap_dir} is a {manifest.get('kind')} snapshot",
+            expected="a ReplayBuffer snapshot",
+            found=repr(manifest.get("kind")),
+            fix="load it with TrajectoryReplayBuffer.load_checkpoint",
+        )
     shards = validate.read_shards(snap_dir, manifest, allow_missing_shards)
     world = int(manifest["world_size"])
     world_size = buf.world_size if world_size is None else int(world_size)
     rank = (buf.rank if buf.rank < world_size else 0) if rank is None else int(rank)
     if not 0 <= rank < world_size:
-        raise ReplayBufferError("Bad rank for loading", expected=f"0 <= rank < {world_size}",
-                                found=str(rank), fix="pass this process's rank and world_size")
+        raise ReplayBufferError(
+            "Bad rank for loading",
+            expected=f"0 <= rank < {world_size}",
+            found=str(rank),
+            fix="pass this process's rank and world_size",
+        )
     policy = ep_mod.check_policy(episode_policy)
     if world == world_size and episode_policy is None and len(shards) == world:
         return exact_load(buf, store, snap_dir, shards[rank], rank, world_size)
     from RLA.replay_buffer.sharding import load_resharded
+
     return load_resharded(buf, store, snap_dir, shards, rank, world_size, policy, on_overflow)

@@ -1,4 +1,5 @@
 """Retention of published snapshots (``keep_last``) and garbage collection of segments."""
+
 from __future__ import annotations
 
 import os
@@ -11,10 +12,8 @@ from typing import List, Optional, Set
 from RLA.errors import CorruptSnapshotError, ReplayBufferError
 from RLA.fs import fsync_dir
 from RLA.replay_buffer.snapshot import format as fmt
-from RLA.replay_buffer.snapshot import staging
-from RLA.replay_buffer.snapshot import validate
+from RLA.replay_buffer.snapshot import staging, validate
 from RLA.replay_buffer.snapshot.file_io import read_json_verified
-
 
 
 def apply_keep_last(store: Path, keep_last: Optional[int], protect: str) -> List[str]:
@@ -28,8 +27,12 @@ def apply_keep_last(store: Path, keep_last: Optional[int], protect: str) -> List
     if keep_last is None:
         return []
     if int(keep_last) < 1:
-        raise ReplayBufferError("keep_last must be at least 1", expected=">= 1 or None",
-                                found=str(keep_last), fix="keep at least one snapshot")
+        raise ReplayBufferError(
+            "keep_last must be at least 1",
+            expected=">= 1 or None",
+            found=str(keep_last),
+            fix="keep at least one snapshot",
+        )
     snaps = fmt.list_snapshots(store)
     good = [i for i, s in enumerate(snaps) if s[2] == protect or intact(store, s[3])]
     if len(good) <= int(keep_last):
@@ -134,7 +137,7 @@ def clean_leftovers(store: Path) -> None:
         if entry.name.startswith(fmt.DELETING_PREFIX):
             shutil.rmtree(entry, ignore_errors=True)
         elif entry.name.startswith(fmt.REPLACED_PREFIX):
-            snap_id = entry.name[len(fmt.REPLACED_PREFIX):].rsplit("-", 1)[0]
+            snap_id = entry.name[len(fmt.REPLACED_PREFIX) :].rsplit("-", 1)[0]
             target = store / snap_id
             try:
                 if not os.path.lexists(target):

@@ -1,4 +1,5 @@
 """Save a ReplayBuffer shard and publish the snapshot atomically (sync path)."""
+
 from __future__ import annotations
 
 import contextlib
@@ -22,8 +23,14 @@ from RLA.replay_buffer.snapshot import format as fmt
 from RLA.replay_buffer.snapshot import staging as staging_mod
 from RLA.replay_buffer.snapshot.commit import Committer, make_committer
 from RLA.replay_buffer.snapshot.retention import apply_keep_last, collect_garbage
-from RLA.replay_buffer.snapshot.shard_io import (Capture, ChunkSource, capture, live_source,
-                                                 store_key, write_shard)
+from RLA.replay_buffer.snapshot.shard_io import (
+    Capture,
+    ChunkSource,
+    capture,
+    live_source,
+    store_key,
+    write_shard,
+)
 from RLA.version import __version__
 
 if TYPE_CHECKING:
@@ -37,9 +44,17 @@ def next_seq(store: Path) -> int:
     return snaps[-1][0] + 1 if snaps else 1
 
 
-def publish(store: Path, staging: Path, snap_id: str, seq: int, world_size: int,
-            kind: str = "ReplayBuffer", provenance: Optional[Dict[str, Any]] = None,
-            overwrite: bool = False, durable: bool = True) -> Path:
+def publish(
+    store: Path,
+    staging: Path,
+    snap_id: str,
+    seq: int,
+    world_size: int,
+    kind: str = "ReplayBuffer",
+    provenance: Optional[Dict[str, Any]] = None,
+    overwrite: bool = False,
+    durable: bool = True,
+) -> Path:
     """Write MANIFEST.json (listing every shard with size and CRC) and rename into place.
 
     Readers see the previous snapshot until the rename and the whole new one after it. An
@@ -53,22 +68,41 @@ def publish(store: Path, staging: Path, snap_id: str, seq: int, world_size: int,
         path = staging / fmt.shard_file(rank)
         data = path.read_bytes()
         contents.append(json.loads(data))
-        shards.append({"rank": rank, "file": path.name, "bytes": len(data),
-                       "crc32": zlib.crc32(data), "size": contents[-1].get("size")})
+        shards.append(
+            {
+                "rank": rank,
+                "file": path.name,
+                "bytes": len(data),
+                "crc32": zlib.crc32(data),
+                "size": contents[-1].get("size"),
+            }
+        )
     report = fmt.total_episode_report(contents)
-    manifest = {"format": fmt.FORMAT, "format_version": fmt.FORMAT_VERSION,
-                "library_version": __version__, "kind": kind, "snapshot_id": snap_id,
-                "seq": seq, "created": time.time(), "world_size": world_size,
-                "checksum": fio.CHECKSUM, "shards": shards, "episode_report": report,
-                "provenance": provenance}
+    manifest = {
+        "format": fmt.FORMAT,
+        "format_version": fmt.FORMAT_VERSION,
+        "library_version": __version__,
+        "kind": kind,
+        "snapshot_id": snap_id,
+        "seq": seq,
+        "created": time.time(),
+        "world_size": world_size,
+        "checksum": fio.CHECKSUM,
+        "shards": shards,
+        "episode_report": report,
+        "provenance": provenance,
+    }
     atomic_write_json(staging / fmt.MANIFEST, manifest, durable=durable)
     fsync_dir(staging)
     faults.point("replay.publish:manifest-written")
     target = store / snap_id
     if target.exists() and not overwrite:
-        raise ReplayBufferError(f"Snapshot {target} already exists",
-                                expected="a new snapshot id", found="an existing snapshot",
-                                fix="pass another snapshot_id or overwrite=True")
+        raise ReplayBufferError(
+            f"Snapshot {target} already exists",
+            expected="a new snapshot id",
+            found="an existing snapshot",
+            fix="pass another snapshot_id or overwrite=True",
+        )
     faults.point("replay.publish:before-rename")
     old = None
     if target.exists() and rename_exchange(staging, target):
@@ -88,8 +122,7 @@ def publish(store: Path, staging: Path, snap_id: str, seq: int, world_size: int,
 def as_disk_full(exc: BaseException, store: Path) -> BaseException:
     """``exc`` as a :class:`DiskFullError` naming the file (or the store) and the free space
     when it is ENOSPC/EDQUOT; any other error unchanged."""
-    if isinstance(exc, OSError) and not isinstance(exc, DiskFullError) and \
-            exc.errno in DISK_FULL_ERRNOS:
+    if isinstance(exc, OSError) and not isinstance(exc, DiskFullError) and exc.errno in DISK_FULL_ERRNOS:
         error = disk_full_error(exc.filename or store, exc)
         error.__cause__ = exc
         return error
@@ -105,27 +138,53 @@ def discard(cap: Capture, staging: Path) -> None:
             os.unlink(cap.store / rec["file"])
 
 
-def run_save(buf: "ReplayBuffer", cap: Capture, comm: Committer, staging: Path, snap_id: str,
-             seq: int, source: ChunkSource, keep_last: Optional[int], durable: bool,
-             overwrite: bool, provenance: Optional[Dict[str, Any]]) -> Path:
+def run_save(
+    buf: "ReplayBuffer",
+    cap: Capture,
+    comm: Committer,
+    staging: Path,
+    snap_id: str,
+    seq: int,
+    source: ChunkSource,
+    keep_last: Optional[int],
+    durable: bool,
+    overwrite: bool,
+    provenance: Optional[Dict[str, Any]],
+) -> Path:
     """Phases 1 and 2 for this rank, then retention and segment GC."""
     try:
-        published = commit_shard(cap, comm, staging, snap_id, seq, source, keep_last, durable,
-                                 overwrite, provenance, buf.session)
+        published = commit_shard(
+            cap, comm, staging, snap_id, seq, source, keep_last, durable, overwrite, provenance, buf.session
+        )
     finally:
         staging_mod.release(staging)
     key = store_key(cap.store, cap.rank)
     buf.persisted[key] = {**cap.reuse, **cap.written}
     collect_garbage(cap.store, cap.rank, {r["file"] for r in buf.persisted[key].values()})
-    log.info("replay snapshot %s rank %d: %d new segment(s), %d reused; %s", published,
-             cap.rank, len(cap.written), len(cap.reuse),
-             ep_mod.describe_report(cap.header["episode_report"]))
+    log.info(
+        "replay snapshot %s rank %d: %d new segment(s), %d reused; %s",
+        published,
+        cap.rank,
+        len(cap.written),
+        len(cap.reuse),
+        ep_mod.describe_report(cap.header["episode_report"]),
+    )
     return published
 
 
-def commit_shard(cap: Capture, comm: Committer, staging: Path, snap_id: str, seq: int,
-                 source: ChunkSource, keep_last: Optional[int], durable: bool, overwrite: bool,
-                 provenance: Optional[Dict[str, Any]], session: str) -> Path:
+def commit_shard(
+    cap: Capture,
+    comm: Committer,
+    staging: Path,
+    snap_id: str,
+    seq: int,
+    source: ChunkSource,
+    keep_last: Optional[int],
+    durable: bool,
+    overwrite: bool,
+    provenance: Optional[Dict[str, Any]],
+    session: str,
+) -> Path:
     """Write this rank's shard, then publish if every rank succeeded; a full disk is a
     :class:`DiskFullError`, and a failed save leaves nothing behind."""
     error: Optional[BaseException] = None
@@ -141,8 +200,16 @@ def commit_shard(cap: Capture, comm: Committer, staging: Path, snap_id: str, seq
             why = "; ".join(failed)
         else:
             try:
-                publish(cap.store, staging, snap_id, seq, cap.world_size, provenance=provenance,
-                        overwrite=overwrite, durable=durable)
+                publish(
+                    cap.store,
+                    staging,
+                    snap_id,
+                    seq,
+                    cap.world_size,
+                    provenance=provenance,
+                    overwrite=overwrite,
+                    durable=durable,
+                )
                 published = True
                 apply_keep_last(cap.store, keep_last, protect=snap_id)
             except BaseException as exc:  # noqa: BLE001
@@ -153,46 +220,82 @@ def commit_shard(cap: Capture, comm: Committer, staging: Path, snap_id: str, seq
         discard(cap, staging)
         if error is not None:
             raise error
-        raise ReplayBufferError("The snapshot was not published", expected="every rank to "
-                                "write its shard", found=why, fix="fix the failing rank and save "
-                                "again; the previous snapshot is intact")
+        raise ReplayBufferError(
+            "The snapshot was not published",
+            expected="every rank to write its shard",
+            found=why,
+            fix="fix the failing rank and save again; the previous snapshot is intact",
+        )
     return cap.store / snap_id
 
 
-def prepare(buf: "ReplayBuffer", path: Any, rank: Optional[int], world_size: Optional[int],
-            snapshot_id: Optional[str], group: Any, barrier: Optional[str],
-            barrier_timeout: float, overwrite: bool, keep_last: Optional[int] = None):
+def prepare(
+    buf: "ReplayBuffer",
+    path: Any,
+    rank: Optional[int],
+    world_size: Optional[int],
+    snapshot_id: Optional[str],
+    group: Any,
+    barrier: Optional[str],
+    barrier_timeout: float,
+    overwrite: bool,
+    keep_last: Optional[int] = None,
+):
     if keep_last is not None and int(keep_last) < 1:
-        raise ReplayBufferError("keep_last must be at least 1", expected=">= 1 or None",
-                                found=str(keep_last), fix="keep at least one snapshot")
+        raise ReplayBufferError(
+            "keep_last must be at least 1",
+            expected=">= 1 or None",
+            found=str(keep_last),
+            fix="keep at least one snapshot",
+        )
     store = Path(path)
     store.mkdir(parents=True, exist_ok=True)
     rank = buf.rank if rank is None else int(rank)
     world_size = buf.world_size if world_size is None else int(world_size)
     if not 0 <= rank < world_size:
-        raise ReplayBufferError("Bad rank for a sharded save", expected=f"0 <= rank < {world_size}",
-                                found=str(rank), fix="pass rank and world_size of this process")
+        raise ReplayBufferError(
+            "Bad rank for a sharded save",
+            expected=f"0 <= rank < {world_size}",
+            found=str(rank),
+            fix="pass rank and world_size of this process",
+        )
     comm = make_committer(rank, world_size, group, barrier, barrier_timeout)
     seq = next_seq(store)
     snap_id = snapshot_id or f"snap-{seq:08d}"
     if snap_id.startswith(".") or "/" in snap_id or snap_id == fmt.SEGMENTS:
-        raise ReplayBufferError("Bad snapshot id", expected="a plain directory name",
-                                found=repr(snap_id), fix="pick another snapshot_id")
+        raise ReplayBufferError(
+            "Bad snapshot id",
+            expected="a plain directory name",
+            found=repr(snap_id),
+            fix="pick another snapshot_id",
+        )
     if (store / snap_id).exists() and not overwrite:
-        raise ReplayBufferError(f"Snapshot {store / snap_id} already exists",
-                                expected="a new snapshot id", found="an existing snapshot",
-                                fix="pass another snapshot_id or overwrite=True")
+        raise ReplayBufferError(
+            f"Snapshot {store / snap_id} already exists",
+            expected="a new snapshot id",
+            found="an existing snapshot",
+            fix="pass another snapshot_id or overwrite=True",
+        )
     comm.agree((snap_id, world_size))
     return store, rank, world_size, comm, seq, snap_id
 
 
-def save_buffer(buf: "ReplayBuffer", path: Any, incremental: bool = True,
-                rank: Optional[int] = None, world_size: Optional[int] = None,
-                snapshot_id: Optional[str] = None, keep_last: Optional[int] = None,
-                durable: bool = True, overwrite: bool = False, group: Any = None,
-                barrier: Optional[str] = None, barrier_timeout: float = 600.0,
-                provenance: Optional[Dict[str, Any]] = None,
-                dedup: Optional[Dict[str, str]] = None) -> Path:
+def save_buffer(
+    buf: "ReplayBuffer",
+    path: Any,
+    incremental: bool = True,
+    rank: Optional[int] = None,
+    world_size: Optional[int] = None,
+    snapshot_id: Optional[str] = None,
+    keep_last: Optional[int] = None,
+    durable: bool = True,
+    overwrite: bool = False,
+    group: Any = None,
+    barrier: Optional[str] = None,
+    barrier_timeout: float = 600.0,
+    provenance: Optional[Dict[str, Any]] = None,
+    dedup: Optional[Dict[str, str]] = None,
+) -> Path:
     """Synchronously write one snapshot of ``buf`` into the store ``path``.
 
     Args:
@@ -215,8 +318,8 @@ def save_buffer(buf: "ReplayBuffer", path: Any, incremental: bool = True,
         The published snapshot directory.
     """
     store, rank, world_size, comm, seq, snap_id = prepare(
-        buf, path, rank, world_size, snapshot_id, group, barrier, barrier_timeout, overwrite,
-        keep_last)
+        buf, path, rank, world_size, snapshot_id, group, barrier, barrier_timeout, overwrite, keep_last
+    )
     staging = comm.staging(store, snap_id)
     with buf.lock:
         try:
@@ -226,5 +329,6 @@ def save_buffer(buf: "ReplayBuffer", path: Any, incremental: bool = True,
             staging_mod.release(staging)
             raise
         with live_source(buf, cap.header["segment_fields"]) as source:
-            return run_save(buf, cap, comm, staging, snap_id, seq, source, keep_last, durable,
-                            overwrite, provenance)
+            return run_save(
+                buf, cap, comm, staging, snap_id, seq, source, keep_last, durable, overwrite, provenance
+            )

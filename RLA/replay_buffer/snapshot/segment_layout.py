@@ -15,6 +15,7 @@ A segment holds the items ``[start, end)`` of every stored field, field after fi
   so do integer fields such as discrete actions stored as int64. A load widens them back
   exactly.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -50,10 +51,12 @@ def check_widens(stored: np.ndarray, base: int, dtype: np.dtype, path: Path) -> 
     """Raise unless every ``stored + base`` fits ``dtype`` (a chunk and a base that do not
     belong together, e.g. in an edited manifest, would otherwise wrap around silently)."""
     if stored.size and base + int(stored.max()) > int(np.iinfo(dtype).max):
-        raise CorruptSnapshotError(f"Segment {path} lists a bad integer encoding",
-                                   expected=f"base + stored values within {dtype}",
-                                   found=f"base {base} + {int(stored.max())}",
-                                   fix="load an older snapshot")
+        raise CorruptSnapshotError(
+            f"Segment {path} lists a bad integer encoding",
+            expected=f"base + stored values within {dtype}",
+            found=f"base {base} + {int(stored.max())}",
+            fix="load an older snapshot",
+        )
 
 
 def widen(stored: np.ndarray, base: int, out: np.ndarray, path: Path) -> None:
@@ -66,8 +69,9 @@ def widen(stored: np.ndarray, base: int, out: np.ndarray, path: Path) -> None:
     np.add(stored, np.array(base, dtype=out.dtype), out=out, dtype=out.dtype, casting="unsafe")
 
 
-def stored_dtypes(seg: Dict[str, Any], fields: Sequence[FieldSpec],
-                  path: Path) -> List[Tuple[np.dtype, Optional[int]]]:
+def stored_dtypes(
+    seg: Dict[str, Any], fields: Sequence[FieldSpec], path: Path
+) -> List[Tuple[np.dtype, Optional[int]]]:
     """Each field's stored dtype in ``seg`` and its base (None: stored as is), checked."""
     narrow = seg.get("narrow") or {}
     names = {f.name for f in fields}
@@ -78,10 +82,15 @@ def stored_dtypes(seg: Dict[str, Any], fields: Sequence[FieldSpec],
         if enc is None:
             out.append((f.dtype, None))
             continue
-        valid = isinstance(enc, list) and len(enc) == 2 and \
-            enc[0] in [d.str for d in NARROW] and isinstance(enc[1], int) and \
-            not isinstance(enc[1], bool) and \
-            f.dtype.kind in "iu" and np.dtype(enc[0]).itemsize < f.dtype.itemsize
+        valid = (
+            isinstance(enc, list)
+            and len(enc) == 2
+            and enc[0] in [d.str for d in NARROW]
+            and isinstance(enc[1], int)
+            and not isinstance(enc[1], bool)
+            and f.dtype.kind in "iu"
+            and np.dtype(enc[0]).itemsize < f.dtype.itemsize
+        )
         if valid:
             info = np.iinfo(f.dtype)
             valid = info.min <= enc[1] <= info.max
@@ -90,14 +99,18 @@ def stored_dtypes(seg: Dict[str, Any], fields: Sequence[FieldSpec],
             break
         out.append((np.dtype(enc[0]), enc[1]))
     if not ok:
-        raise CorruptSnapshotError(f"Segment {path} lists a bad integer encoding",
-                                   expected="narrow: {integer field: [u1|u2|u4 dtype, base]}",
-                                   found=f"{narrow!r:.120}", fix="load an older snapshot")
+        raise CorruptSnapshotError(
+            f"Segment {path} lists a bad integer encoding",
+            expected="narrow: {integer field: [u1|u2|u4 dtype, base]}",
+            found=f"{narrow!r:.120}",
+            fix="load an older snapshot",
+        )
     return out
 
 
-def field_offsets(item_bytes: List[int], start: int, n: int,
-                  in_place: Optional[List[bool]] = None) -> Tuple[List[int], int]:
+def field_offsets(
+    item_bytes: List[int], start: int, n: int, in_place: Optional[List[bool]] = None
+) -> Tuple[List[int], int]:
     """Where each field's chunk starts in the segment of items ``[start, start + n)``.
 
     Chunks follow each other in field order; one of at least ``fmt.ALIGN_MIN_BYTES`` (and
@@ -120,14 +133,18 @@ def padded(views: List[memoryview], offsets: List[int]) -> List[memoryview]:
     out, pos = [], 0
     for view, off in zip(views, offsets):
         if off > pos:
-            out.append(ZEROS[:off - pos])
+            out.append(ZEROS[: off - pos])
         out.append(view)
         pos = off + len(view)
     return out
 
 
-def segment_spans(seg: Dict[str, Any], fields: List[FieldSpec], path: Path,
-                  stored: Optional[List[Tuple[np.dtype, Optional[int]]]] = None) -> List[int]:
+def segment_spans(
+    seg: Dict[str, Any],
+    fields: List[FieldSpec],
+    path: Path,
+    stored: Optional[List[Tuple[np.dtype, Optional[int]]]] = None,
+) -> List[int]:
     """The file offset of each field's chunk in ``seg``, checked against its size.
 
     ``stored``: the fields' stored dtypes (:func:`stored_dtypes`; default: as declared).
@@ -135,34 +152,36 @@ def segment_spans(seg: Dict[str, Any], fields: List[FieldSpec], path: Path,
     """
     n = seg["end"] - seg["start"]
     stored = stored or [(f.dtype, None) for f in fields]
-    sizes = [n * int(np.prod(f.shape, dtype=np.int64)) * dt.itemsize
-             for f, (dt, _) in zip(fields, stored)]
+    sizes = [n * int(np.prod(f.shape, dtype=np.int64)) * dt.itemsize for f, (dt, _) in zip(fields, stored)]
     offsets = seg.get("offsets")
     if offsets is None:
         offsets = [sum(sizes[:i]) for i in range(len(sizes))]
-    ok = isinstance(offsets, list) and len(offsets) == len(sizes) and \
-        all(isinstance(o, int) for o in offsets)
+    ok = isinstance(offsets, list) and len(offsets) == len(sizes) and all(isinstance(o, int) for o in offsets)
     pos = 0
     for off, size in zip(offsets if ok else [], sizes):
         ok = ok and pos <= off < pos + fmt.ALIGN_TO
         pos = off + size
     if not ok:
-        raise CorruptSnapshotError(f"Segment {path} lists bad chunk offsets",
-                                   expected=f"{len(sizes)} increasing offsets, each chunk after "
-                                            f"the previous one with padding < {fmt.ALIGN_TO}",
-                                   found=f"offsets {offsets!r:.80} for chunks of {sizes!r:.80} "
-                                         f"bytes", fix="load an older snapshot")
+        raise CorruptSnapshotError(
+            f"Segment {path} lists bad chunk offsets",
+            expected=f"{len(sizes)} increasing offsets, each chunk after "
+            f"the previous one with padding < {fmt.ALIGN_TO}",
+            found=f"offsets {offsets!r:.80} for chunks of {sizes!r:.80} bytes",
+            fix="load an older snapshot",
+        )
     if pos != seg["bytes"]:
-        raise CorruptSnapshotError(f"Segment {path} does not match the schema",
-                                   expected=f"{pos} bytes for {n} items of {len(sizes)} fields "
-                                            f"(as the schema and offsets say)",
-                                   found=f"{seg['bytes']} bytes listed",
-                                   fix="load an older snapshot")
+        raise CorruptSnapshotError(
+            f"Segment {path} does not match the schema",
+            expected=f"{pos} bytes for {n} items of {len(sizes)} fields (as the schema and offsets say)",
+            found=f"{seg['bytes']} bytes listed",
+            fix="load an older snapshot",
+        )
     return offsets
 
 
-def chunk_layout(seg: Dict[str, Any], fields: List[FieldSpec],
-                 path: Path) -> List[Tuple[int, np.dtype, Optional[int]]]:
+def chunk_layout(
+    seg: Dict[str, Any], fields: List[FieldSpec], path: Path
+) -> List[Tuple[int, np.dtype, Optional[int]]]:
     """Each field's chunk in ``seg``: ``(file offset, stored dtype, base or None)``, checked
     against the segment's size (:func:`stored_dtypes`, :func:`segment_spans`)."""
     stored = stored_dtypes(seg, fields, path)

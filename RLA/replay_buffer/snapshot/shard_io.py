@@ -1,4 +1,5 @@
 """One rank's shard of a snapshot: capture the buffer state, write and read its files."""
+
 from __future__ import annotations
 
 import os
@@ -9,8 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import (TYPE_CHECKING, Any, Callable, ContextManager, Dict, Iterator, List,
-                    Optional, Tuple)
+from typing import TYPE_CHECKING, Any, Callable, ContextManager, Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
 
@@ -22,8 +22,7 @@ from RLA.replay_buffer.schema import FieldSpec, Schema, dtype_from_json, dtype_t
 from RLA.replay_buffer.snapshot import faults
 from RLA.replay_buffer.snapshot import file_io as fio
 from RLA.replay_buffer.snapshot import format as fmt
-from RLA.replay_buffer.snapshot.segment_layout import (chunk_layout, field_offsets, narrowed,
-                                                        padded, widen)
+from RLA.replay_buffer.snapshot.segment_layout import chunk_layout, field_offsets, narrowed, padded, widen
 from RLA.version import __version__
 
 if TYPE_CHECKING:
@@ -66,16 +65,23 @@ def segment_fields(schema: Schema, names: Optional[List[str]] = None) -> List[Fi
     return fields if names is None else [f for f in fields if f.name in set(names)]
 
 
-def capture(buf: "ReplayBuffer", store: Path, rank: int, world_size: int,
-            incremental: bool, dedup: Optional[Dict[str, str]] = None) -> Capture:
+def capture(
+    buf: "ReplayBuffer",
+    store: Path,
+    rank: int,
+    world_size: int,
+    incremental: bool,
+    dedup: Optional[Dict[str, str]] = None,
+) -> Capture:
     """Snapshot the small state and plan which chunks to (re)write. Call under ``buf.lock``."""
     size, cap = len(buf), buf.capacity
     arrays: Dict[str, np.ndarray] = {}
     sampler_state: Dict[str, Any] = {}
     report = {c: {"episodes": 0, "steps": 0} for c in ep_mod.CLASSES}
     dedup = ted.check_dedup(buf.schema, dedup) if buf.schema is not None else {}
-    layout = [f.name for f in buf.schema.all_fields() if f.name not in dedup] \
-        if buf.schema is not None else []
+    layout = (
+        [f.name for f in buf.schema.all_fields() if f.name not in dedup] if buf.schema is not None else []
+    )
     if dedup:
         meta = buf.storage.arrays
         succ = ted.successors(meta["_episode_id"][:size], meta["_step"][:size])
@@ -86,19 +92,31 @@ def capture(buf: "ReplayBuffer", store: Path, rank: int, world_size: int,
         sampler_state, sampler_arrays = buf.sampler.state(size)
         arrays.update({name: np.array(arr, copy=True) for name, arr in sampler_arrays.items()})
         meta = buf.storage.arrays
-        table = ep_mod.episode_table(meta["_episode_id"], meta["_step"], meta["_flags"],
-                                     ring_order(size, buf.cursor, cap))
+        table = ep_mod.episode_table(
+            meta["_episode_id"], meta["_step"], meta["_flags"], ring_order(size, buf.cursor, cap)
+        )
         report = ep_mod.report(table)
     header = {
-        "kind": "ReplayBuffer", "library_version": __version__, "rank": rank,
-        "world_size": world_size, "schema": buf.schema.to_json() if buf.schema else None,
-        "capacity": cap, "size": size, "cursor": buf.cursor, "write_count": buf.write_count,
-        "chunk_slots": buf.chunk_slots, "storage": buf.storage_kind,
-        "episodes": buf.episodes.state(), "done_keys": list(buf.done_keys or []) or None,
-        "sampler": {"kind": buf.sampler_kind, "params": buf.sampler.params(),
-                    "state": sampler_state},
-        "rng": buf.rng.bit_generator.state, "seed": buf.seed, "episode_report": report,
-        "return_torch": buf.return_torch, "dedup": dedup, "segment_fields": layout,
+        "kind": "ReplayBuffer",
+        "library_version": __version__,
+        "rank": rank,
+        "world_size": world_size,
+        "schema": buf.schema.to_json() if buf.schema else None,
+        "capacity": cap,
+        "size": size,
+        "cursor": buf.cursor,
+        "write_count": buf.write_count,
+        "chunk_slots": buf.chunk_slots,
+        "storage": buf.storage_kind,
+        "episodes": buf.episodes.state(),
+        "done_keys": list(buf.done_keys or []) or None,
+        "sampler": {"kind": buf.sampler_kind, "params": buf.sampler.params(), "state": sampler_state},
+        "rng": buf.rng.bit_generator.state,
+        "seed": buf.seed,
+        "episode_report": report,
+        "return_torch": buf.return_torch,
+        "dedup": dedup,
+        "segment_fields": layout,
     }
     reuse: Dict[int, Dict[str, Any]] = {}
     todo: List[Tuple[int, int, int, int]] = []
@@ -108,9 +126,13 @@ def capture(buf: "ReplayBuffer", store: Path, rank: int, world_size: int,
         start, end = chunk * k, min((chunk + 1) * k, size)
         ver = int(buf.chunk_ver[chunk])
         rec = known.get(chunk)
-        if rec is not None and rec["ver"] == ver and rec["end"] == end and \
-                rec.get("layout") == layout and \
-                _exists_with_size(store / rec["file"], rec["bytes"]):
+        if (
+            rec is not None
+            and rec["ver"] == ver
+            and rec["end"] == end
+            and rec.get("layout") == layout
+            and _exists_with_size(store / rec["file"], rec["bytes"])
+        ):
             reuse[chunk] = rec
         else:
             todo.append((chunk, start, end, ver))
@@ -127,9 +149,11 @@ def _exists_with_size(path: Path, size: int) -> bool:
 @contextmanager
 def live_source(buf: "ReplayBuffer", names: List[str]) -> Iterator[ChunkSource]:
     """Chunk views straight from the live arrays (synchronous saves hold the lock)."""
+
     @contextmanager
     def views(chunk: int, start: int, end: int) -> Iterator[List[np.ndarray]]:
         yield [buf.storage.arrays[name][start:end] for name in names]
+
     yield views
 
 
@@ -142,14 +166,17 @@ def check_free_space(cap: Capture) -> None:
     need += sum(arr.nbytes for arr in cap.arrays.values()) + (1 << 20)
     free = shutil.disk_usage(cap.store).free
     if free < need * 1.1:
-        raise ReplayBufferError(f"Not enough free disk space for a snapshot in {cap.store}",
-                                expected=f"at least {need * 1.1 / 1e6:.1f} MB free",
-                                found=f"{free / 1e6:.1f} MB free",
-                                fix="free some space, use keep_last, or save elsewhere")
+        raise ReplayBufferError(
+            f"Not enough free disk space for a snapshot in {cap.store}",
+            expected=f"at least {need * 1.1 / 1e6:.1f} MB free",
+            found=f"{free / 1e6:.1f} MB free",
+            fix="free some space, use keep_last, or save elsewhere",
+        )
 
 
-def write_shard(cap: Capture, staging: Path, session: str, source: ChunkSource,
-                durable: bool = True) -> Dict[str, Any]:
+def write_shard(
+    cap: Capture, staging: Path, session: str, source: ChunkSource, durable: bool = True
+) -> Dict[str, Any]:
     """Write the new segments, the shard arrays and the shard manifest into ``staging``.
 
     Segment names carry the buffer session, the chunk version and a per-save token, so a
@@ -172,14 +199,25 @@ def write_shard(cap: Capture, staging: Path, session: str, source: ChunkSource,
             with source(chunk, start, end) as arrays:
                 stored = [narrowed(a) for a in arrays]
                 views = [fio.as_bytes_view(a) for a, _ in stored]
-                offsets, _ = field_offsets([len(v) // (end - start) for v in views], start,
-                                           end - start, [enc is None for _, enc in stored])
-                nbytes, crc = fio.write_views(path, padded(views, offsets), crc_pool=pool,
-                                              writeback=durable)
+                offsets, _ = field_offsets(
+                    [len(v) // (end - start) for v in views],
+                    start,
+                    end - start,
+                    [enc is None for _, enc in stored],
+                )
+                nbytes, crc = fio.write_views(path, padded(views, offsets), crc_pool=pool, writeback=durable)
             to_sync.append(path)
             layout = cap.header["segment_fields"]
-            cap.written[chunk] = {"file": rel, "chunk": chunk, "start": start, "end": end,
-                                  "bytes": nbytes, "crc32": crc, "ver": ver, "layout": layout}
+            cap.written[chunk] = {
+                "file": rel,
+                "chunk": chunk,
+                "start": start,
+                "end": end,
+                "bytes": nbytes,
+                "crc32": crc,
+                "ver": ver,
+                "layout": layout,
+            }
             if nbytes != sum(len(v) for v in views):  # padded: list where each chunk starts
                 cap.written[chunk]["offsets"] = offsets
             narrow = {name: enc for name, (_, enc) in zip(layout, stored) if enc is not None}
@@ -191,29 +229,39 @@ def write_shard(cap: Capture, staging: Path, session: str, source: ChunkSource,
             adir.mkdir(parents=True, exist_ok=True)
             for name, arr in cap.arrays.items():
                 path = adir / f"{name}.bin"
-                nbytes, crc = fio.write_views(path, [fio.as_bytes_view(arr)], exclusive=False,
-                                              crc_pool=pool, writeback=durable)
+                nbytes, crc = fio.write_views(
+                    path, [fio.as_bytes_view(arr)], exclusive=False, crc_pool=pool, writeback=durable
+                )
                 to_sync.append(path)
-                arrays_meta[name] = {"file": f"{fmt.shard_dir(cap.rank)}/{name}.bin",
-                                     "dtype": dtype_to_json(arr.dtype),
-                                     "shape": list(arr.shape),
-                                     "bytes": nbytes, "crc32": crc}
+                arrays_meta[name] = {
+                    "file": f"{fmt.shard_dir(cap.rank)}/{name}.bin",
+                    "dtype": dtype_to_json(arr.dtype),
+                    "shape": list(arr.shape),
+                    "bytes": nbytes,
+                    "crc32": crc,
+                }
         if durable:
             fio.fsync_paths(to_sync, pool=pool)
     if durable:
         from RLA.fs import fsync_dir
+
         fsync_dir(cap.store / seg_rel)
     records = {**cap.reuse, **cap.written}
-    segments = [{k: v for k, v in records[c].items() if k not in ("ver", "layout")}
-                for c in sorted(records)]
+    segments = [{k: v for k, v in records[c].items() if k not in ("ver", "layout")} for c in sorted(records)]
     shard = dict(cap.header, segments=segments, arrays=arrays_meta, written_at=time.time())
     atomic_write_json(staging / fmt.shard_file(cap.rank), shard, durable=durable)
     return shard
 
 
-def read_segment_into(store: Path, seg: Dict[str, Any], schema: Schema,
-                      arrays: Dict[str, np.ndarray], offset: int = 0,
-                      names: Optional[List[str]] = None, in_place: bool = True) -> None:
+def read_segment_into(
+    store: Path,
+    seg: Dict[str, Any],
+    schema: Schema,
+    arrays: Dict[str, np.ndarray],
+    offset: int = 0,
+    names: Optional[List[str]] = None,
+    in_place: bool = True,
+) -> None:
     """Read one verified segment into ``arrays`` at slots ``[offset, offset + n)``.
 
     ``in_place``: the arrays are anonymous memory, which O_DIRECT may fill directly.
@@ -226,7 +274,7 @@ def read_segment_into(store: Path, seg: Dict[str, Any], schema: Schema,
     for f, (off, dtype, base) in zip(fields, chunk_layout(seg, fields, path)):
         if off > pos:
             pieces.append(memoryview(bytearray(off - pos)))
-        dest = arrays[f.name][offset:offset + n]
+        dest = arrays[f.name][offset : offset + n]
         if base is not None:
             narrow.append((np.empty(dest.shape, dtype=dtype), base, dest))
             dest = narrow[-1][0]
@@ -242,8 +290,7 @@ def read_arrays(snap_dir: Path, shard: Dict[str, Any]) -> Dict[str, np.ndarray]:
     out: Dict[str, np.ndarray] = {}
     for name, meta in shard.get("arrays", {}).items():
         arr = np.empty(tuple(meta["shape"]), dtype=dtype_from_json(meta["dtype"]))
-        fio.read_verified(snap_dir / meta["file"], [fio.as_bytes_view(arr)], meta["bytes"],
-                          meta["crc32"])
+        fio.read_verified(snap_dir / meta["file"], [fio.as_bytes_view(arr)], meta["bytes"], meta["crc32"])
         out[name] = arr
     return out
 
@@ -260,12 +307,15 @@ def read_meta(store: Path, shard: Dict[str, Any], schema: Schema) -> Dict[str, n
         with open(fio.open_listed(path), "rb") as handle:
             actual = os.fstat(handle.fileno()).st_size
             if actual != seg["bytes"]:
-                raise CorruptSnapshotError(f"Segment {path} has the wrong size",
-                                           expected=f"{seg['bytes']} bytes",
-                                           found=f"{actual} bytes", fix="load an older snapshot")
+                raise CorruptSnapshotError(
+                    f"Segment {path} has the wrong size",
+                    expected=f"{seg['bytes']} bytes",
+                    found=f"{actual} bytes",
+                    fix="load an older snapshot",
+                )
             for f, (off, dtype, base) in zip(fields, layout):
                 if f.name.startswith("_"):
-                    dest = out[f.name][seg["start"]:seg["end"]]
+                    dest = out[f.name][seg["start"] : seg["end"]]
                     chunk = dest if base is None else np.empty(dest.shape, dtype=dtype)
                     handle.seek(off)
                     handle.readinto(fio.as_bytes_view(chunk))

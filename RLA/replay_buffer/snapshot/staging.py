@@ -7,6 +7,7 @@ once) from a save still running in another process or rank (lock held: left alon
 directory whose lock cannot be checked (a file system without ``flock``) is removed only
 after ``TTL`` seconds.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -36,9 +37,12 @@ def claim(path: Path) -> None:
             raise FileNotFoundError(path)
     except OSError:
         os.close(fd)
-        raise ReplayBufferError(f"The staging folder {path} was removed by a concurrent cleanup",
-                                expected="the folder this save created", found="it is gone",
-                                fix="save again") from None
+        raise ReplayBufferError(
+            f"The staging folder {path} was removed by a concurrent cleanup",
+            expected="the folder this save created",
+            found="it is gone",
+            fix="save again",
+        ) from None
     release(path)
     _CLAIMS[str(path)] = fd
 
@@ -77,8 +81,7 @@ def sweep(store: Path, prefix: str) -> int:
     """
     removed = 0
     for entry in store.iterdir():
-        if entry.name.startswith(prefix) and entry.is_dir() and not entry.is_symlink() and \
-                abandoned(entry):
+        if entry.name.startswith(prefix) and entry.is_dir() and not entry.is_symlink() and abandoned(entry):
             trash = store / f".deleting-{entry.name}-{uuid.uuid4().hex[:6]}"
             with contextlib.suppress(OSError):
                 os.rename(entry, trash)

@@ -15,6 +15,7 @@ load refuses. Checked here:
 So no allocation is ever larger than the files on disk, or, for the buffer itself, than
 :data:`MAX_BUFFER_BYTES`.
 """
+
 from __future__ import annotations
 
 import os
@@ -38,40 +39,51 @@ FIX = "the snapshot is damaged or was edited; load an older snapshot"
 
 
 def corrupt(where: Any, problem: str, expected: str, found: str) -> CorruptSnapshotError:
-    return CorruptSnapshotError(f"Snapshot manifest {where}: {problem}", expected=expected,
-                                found=found, fix=FIX)
+    return CorruptSnapshotError(
+        f"Snapshot manifest {where}: {problem}", expected=expected, found=found, fix=FIX
+    )
 
 
-def listed_file(root: Path, rel: Any, nbytes: Any, where: Any, parts: int = 1,
-                first: Optional[str] = None) -> Path:
+def listed_file(
+    root: Path, rel: Any, nbytes: Any, where: Any, parts: int = 1, first: Optional[str] = None
+) -> Path:
     """``root / rel`` after checking ``rel`` is a relative name of ``parts`` plain components
     (the first one ``first``), inside ``root`` with no link on the way, and that a regular
     file of ``nbytes`` bytes is there (lstat: never followed)."""
     try:
         path = safe_join(root, rel, what="file name") if isinstance(rel, str) else None
     except UnsafePathError as exc:
-        raise corrupt(where, f"the file name {rel!r} is refused", "plain names inside the "
-                      "store", exc.problem) from None
+        raise corrupt(
+            where, f"the file name {rel!r} is refused", "plain names inside the store", exc.problem
+        ) from None
     count = len(rel.split("/")) if isinstance(rel, str) else 0
     if path is None or count != parts or (first is not None and rel.split("/")[0] != first):
         shape = "/".join([first or "<name>"] + ["<name>"] * (parts - 1))
-        raise corrupt(where, f"the file name {rel!r} is refused", f"a name like {shape!r}",
-                      repr(rel))
+        raise corrupt(where, f"the file name {rel!r} is refused", f"a name like {shape!r}", repr(rel))
     check_int(nbytes, where, f"the size of {rel}", 0)
     try:
         st = os.lstat(path)
     except FileNotFoundError:
-        raise CorruptSnapshotError(f"Snapshot file {path} is missing",
-                                   expected="every file listed in the manifest", found="no file",
-                                   fix="restore the file or load an older snapshot") from None
+        raise CorruptSnapshotError(
+            f"Snapshot file {path} is missing",
+            expected="every file listed in the manifest",
+            found="no file",
+            fix="restore the file or load an older snapshot",
+        ) from None
     if not stat.S_ISREG(st.st_mode):
-        raise corrupt(where, f"{path} is not a regular file", "a regular file (links are not "
-                      "followed)", stat.filemode(st.st_mode))
+        raise corrupt(
+            where,
+            f"{path} is not a regular file",
+            "a regular file (links are not followed)",
+            stat.filemode(st.st_mode),
+        )
     if st.st_size != nbytes:
-        raise CorruptSnapshotError(f"Snapshot file {path} has the wrong size",
-                                   expected=f"{nbytes} bytes (listed in the manifest)",
-                                   found=f"{st.st_size} bytes on disk",
-                                   fix="the file is truncated or altered; load an older snapshot")
+        raise CorruptSnapshotError(
+            f"Snapshot file {path} has the wrong size",
+            expected=f"{nbytes} bytes (listed in the manifest)",
+            found=f"{st.st_size} bytes on disk",
+            fix="the file is truncated or altered; load an older snapshot",
+        )
     return path
 
 
@@ -84,15 +96,15 @@ def check_listed_once(records: List[Any], where: Any) -> None:
         if not isinstance(name, str):
             continue  # the record itself is checked by its reader
         if os.path.normpath(name) in seen:
-            raise corrupt(where, f"the file {name!r} is listed twice", "each segment file once",
-                          f"{name!r} again")
+            raise corrupt(
+                where, f"the file {name!r} is listed twice", "each segment file once", f"{name!r} again"
+            )
         seen.add(os.path.normpath(name))
 
 
 def check_int(value: Any, where: Any, what: str, lo: int = 0, hi: Optional[int] = None) -> int:
     """``value`` when it is an int within ``[lo, hi]``, else a CorruptSnapshotError."""
-    if not isinstance(value, int) or isinstance(value, bool) or value < lo or \
-            (hi is not None and value > hi):
+    if not isinstance(value, int) or isinstance(value, bool) or value < lo or (hi is not None and value > hi):
         bound = f"an integer >= {lo}" + (f" and <= {hi}" if hi is not None else "")
         raise corrupt(where, f"bad {what}", bound, repr(value)[:80])
     return value
@@ -107,8 +119,12 @@ def array_bytes(meta: Any, where: Any, what: str) -> int:
     except (KeyError, TypeError, ValueError) as exc:
         raise corrupt(where, f"bad dtype of {what}", "a numpy dtype", str(exc)[:120]) from None
     if dtype.hasobject or not isinstance(shape, list):
-        raise corrupt(where, f"bad dtype or shape of {what}", "a fixed-size dtype and a list "
-                      "shape", f"{dtype} {shape!r:.80}")
+        raise corrupt(
+            where,
+            f"bad dtype or shape of {what}",
+            "a fixed-size dtype and a list shape",
+            f"{dtype} {shape!r:.80}",
+        )
     total = dtype.itemsize
     for dim in shape:
         total *= check_int(dim, where, f"dimension of {what}")
@@ -127,20 +143,25 @@ def check_schema(shard: Dict[str, Any], where: Any) -> Optional[Schema]:
         raise ReplayBufferError(
             f"Snapshot {where} has a field named {reserved[0]!r}, a name RLA now reserves",
             expected=f"no field named {' / '.join(RESERVED)} (get() returns each item's "
-                     f"bookkeeping under these names)",
+            f"bookkeeping under these names)",
             found=f"a schema written by RLA {shard.get('library_version')}",
             fix="load it with the RLA version that wrote it, add its items under a renamed "
-                "field (e.g. 'step' -> 'env_step') into a new buffer and save that")
+            "field (e.g. 'step' -> 'env_step') into a new buffer and save that",
+        )
     for f in data if isinstance(data, list) else []:
-        if isinstance(f, dict) and array_bytes(f, where, f"field {f.get('name')!r}") > \
-                MAX_BUFFER_BYTES:
-            raise corrupt(where, f"field {f.get('name')!r} is too large to have been saved",
-                          f"items of at most {MAX_BUFFER_BYTES} bytes", repr(f.get("shape"))[:80])
+        if isinstance(f, dict) and array_bytes(f, where, f"field {f.get('name')!r}") > MAX_BUFFER_BYTES:
+            raise corrupt(
+                where,
+                f"field {f.get('name')!r} is too large to have been saved",
+                f"items of at most {MAX_BUFFER_BYTES} bytes",
+                repr(f.get("shape"))[:80],
+            )
     try:
         return Schema.from_json(data)
     except (ReplayBufferError, KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise corrupt(where, "bad schema", "a list of {name, dtype, shape} with valid names",
-                      str(exc)[:160]) from None
+        raise corrupt(
+            where, "bad schema", "a list of {name, dtype, shape} with valid names", str(exc)[:160]
+        ) from None
 
 
 def check_layout(shard: Dict[str, Any], schema: Schema, where: Any) -> List[Any]:
@@ -158,8 +179,7 @@ def check_layout(shard: Dict[str, Any], schema: Schema, where: Any) -> List[Any]
     return [f for f in fields if f.name in set(names)]
 
 
-def check_segments(store: Path, shard: Dict[str, Any], schema: Optional[Schema],
-                   where: Any) -> None:
+def check_segments(store: Path, shard: Dict[str, Any], schema: Optional[Schema], where: Any) -> None:
     """Every segment is a listed file of the store whose layout adds up to its size, and the
     segments tile ``[0, size)`` in order."""
     segments, pos = shard.get("segments", []), 0
@@ -172,19 +192,23 @@ def check_segments(store: Path, shard: Dict[str, Any], schema: Optional[Schema],
             raise corrupt(where, "bad segment record", "a mapping", repr(seg)[:80])
         check_int(seg.get("crc32"), where, "checksum", 0, 0xFFFFFFFF)
         path = listed_file(store, seg.get("file"), seg.get("bytes"), where, 3, fmt.SEGMENTS)
-        start, end = check_int(seg.get("start"), where, "start"), check_int(seg.get("end"), where,
-                                                                           "end")
+        start, end = check_int(seg.get("start"), where, "start"), check_int(seg.get("end"), where, "end")
         if start != pos or end <= start:
             raise CorruptSnapshotError(
                 f"Shard manifest {where} does not match its segments",
                 expected=f"a segment starting at slot {pos}",
-                found=f"segment {seg['file']} covering [{start}, {end})", fix=FIX)
+                found=f"segment {seg['file']} covering [{start}, {end})",
+                fix=FIX,
+            )
         chunk_layout(seg, fields, path)
         pos = end
     if pos != shard["size"]:
-        raise CorruptSnapshotError(f"Shard manifest {where} does not match its segments",
-                                   expected=f"segments covering {shard['size']} items",
-                                   found=f"{pos} items", fix=FIX)
+        raise CorruptSnapshotError(
+            f"Shard manifest {where} does not match its segments",
+            expected=f"segments covering {shard['size']} items",
+            found=f"{pos} items",
+            fix=FIX,
+        )
 
 
 def check_arrays(snap_dir: Path, shard: Dict[str, Any], rank: int, where: Any) -> None:
@@ -200,13 +224,15 @@ def check_arrays(snap_dir: Path, shard: Dict[str, Any], rank: int, where: Any) -
         listed_file(snap_dir, meta.get("file"), meta.get("bytes"), where, 2, fmt.shard_dir(rank))
         need = array_bytes(meta, where, f"array {name!r}")
         if need != meta["bytes"]:
-            raise corrupt(where, f"array {name!r} does not match its file",
-                          f"{meta['bytes']} bytes, the size of {meta['file']}",
-                          f"dtype {meta['dtype']} and shape {meta['shape']!r:.60}: {need} bytes")
+            raise corrupt(
+                where,
+                f"array {name!r} does not match its file",
+                f"{meta['bytes']} bytes, the size of {meta['file']}",
+                f"dtype {meta['dtype']} and shape {meta['shape']!r:.60}: {need} bytes",
+            )
 
 
-def check_buffer_shard(store: Path, snap_dir: Path, shard: Dict[str, Any], rank: int,
-                       where: Any) -> None:
+def check_buffer_shard(store: Path, snap_dir: Path, shard: Dict[str, Any], rank: int, where: Any) -> None:
     """All of a ReplayBuffer shard manifest that a load relies on (see the module doc)."""
     for key in ("sampler", "episodes"):
         if not isinstance(shard.get(key), dict):
@@ -220,9 +246,12 @@ def check_buffer_shard(store: Path, snap_dir: Path, shard: Dict[str, Any], rank:
     check_state(shard, envs, where)
     schema = check_schema(shard, where)
     if schema is not None and capacity * schema.item_bytes > MAX_BUFFER_BYTES:
-        raise corrupt(where, "the buffer is too large to have been saved",
-                      f"capacity x item bytes <= {MAX_BUFFER_BYTES} (128 TiB)",
-                      f"{capacity} x {schema.item_bytes} = {capacity * schema.item_bytes} bytes")
+        raise corrupt(
+            where,
+            "the buffer is too large to have been saved",
+            f"capacity x item bytes <= {MAX_BUFFER_BYTES} (128 TiB)",
+            f"{capacity} x {schema.item_bytes} = {capacity * schema.item_bytes} bytes",
+        )
     check_segments(store, shard, schema, where)
     check_arrays(snap_dir, shard, rank, where)
 
@@ -232,13 +261,16 @@ def check_trajectory_shard(store: Path, shard: Dict[str, Any], where: Any) -> No
     trajectories = shard.get("trajectories")
     if not isinstance(trajectories, list):
         raise corrupt(where, "bad trajectories", "a list", repr(trajectories)[:80])
-    check_listed_once([e.get("segment") if isinstance(e, dict) else e for e in trajectories],
-                      where)
+    check_listed_once([e.get("segment") if isinstance(e, dict) else e for e in trajectories], where)
     for entry in trajectories:
         seg = entry.get("segment") if isinstance(entry, dict) else None
         if not isinstance(seg, dict) or not isinstance(seg.get("fields"), list):
-            raise corrupt(where, "bad trajectory record", "{id, length, segment: {file, bytes, "
-                          "crc32, fields}}", repr(entry)[:80])
+            raise corrupt(
+                where,
+                "bad trajectory record",
+                "{id, length, segment: {file, bytes, crc32, fields}}",
+                repr(entry)[:80],
+            )
         length = check_int(entry.get("length"), where, "trajectory length")
         check_int(entry.get("id"), where, "trajectory id")
         check_int(seg.get("crc32"), where, "checksum", 0, 0xFFFFFFFF)
@@ -250,12 +282,19 @@ def check_trajectory_shard(store: Path, shard: Dict[str, Any], where: Any) -> No
             check_schema({"schema": [f], "library_version": shard.get("library_version")}, where)
             need += array_bytes(f, where, f"field {f.get('name')!r}")
             if not f["shape"] or f["shape"][0] != length:
-                raise corrupt(where, f"field {f['name']!r} does not match its trajectory",
-                              f"shape ({length}, ...)", repr(f["shape"])[:80])
+                raise corrupt(
+                    where,
+                    f"field {f['name']!r} does not match its trajectory",
+                    f"shape ({length}, ...)",
+                    repr(f["shape"])[:80],
+                )
         if need != seg["bytes"]:
-            raise corrupt(where, f"trajectory {entry['id']} does not match its file",
-                          f"fields of {seg['bytes']} bytes, the size of {seg['file']}",
-                          f"{need} bytes")
+            raise corrupt(
+                where,
+                f"trajectory {entry['id']} does not match its file",
+                f"fields of {seg['bytes']} bytes, the size of {seg['file']}",
+                f"{need} bytes",
+            )
 
 
 def shard_entry(snap_dir: Path, entry: Any, world_size: int) -> Path:
@@ -269,8 +308,9 @@ def shard_entry(snap_dir: Path, entry: Any, world_size: int) -> Path:
         check_name(name, "shard file name")
         path = safe_join(snap_dir, name, "shard file name")
     except UnsafePathError as exc:
-        raise corrupt(where, f"the shard file name {name!r} is refused", "plain names inside "
-                      "the snapshot", exc.problem) from None
+        raise corrupt(
+            where, f"the shard file name {name!r} is refused", "plain names inside the snapshot", exc.problem
+        ) from None
     if name != fmt.shard_file(rank):
         raise corrupt(where, "bad shard file name", repr(fmt.shard_file(rank)), repr(name))
     check_int(entry.get("bytes"), where, "shard size")
@@ -278,8 +318,9 @@ def shard_entry(snap_dir: Path, entry: Any, world_size: int) -> Path:
     return path
 
 
-def read_shards(snap_dir: Path, manifest: Dict[str, Any],
-                allow_missing: bool = False) -> Dict[int, Dict[str, Any]]:
+def read_shards(
+    snap_dir: Path, manifest: Dict[str, Any], allow_missing: bool = False
+) -> Dict[int, Dict[str, Any]]:
     """Read, verify and check every shard manifest ``manifest`` lists (see the module doc);
     warn about files the snapshot does not list."""
     where = snap_dir / fmt.MANIFEST
@@ -297,36 +338,45 @@ def read_shards(snap_dir: Path, manifest: Dict[str, Any],
             raise corrupt(where, "a shard is listed twice", "each rank once", f"rank {rank}")
         listed.update((entry["file"], fmt.shard_dir(rank)))
         if not os.path.lexists(path) and allow_missing:
-            warnings.warn(f"replay snapshot {snap_dir}: shard {entry['file']} is missing; "
-                          f"its data is lost (allow_missing_shards=True)", stacklevel=3)
+            warnings.warn(
+                f"replay snapshot {snap_dir}: shard {entry['file']} is missing; "
+                f"its data is lost (allow_missing_shards=True)",
+                stacklevel=3,
+            )
             continue
         if not os.path.lexists(path):
             raise CorruptSnapshotError(
-                f"Snapshot shard {path} is missing", expected=f"{world} shards",
+                f"Snapshot shard {path} is missing",
+                expected=f"{world} shards",
                 found=f"no {entry['file']}",
-                fix="restore the shard, or pass allow_missing_shards=True to accept the loss")
+                fix="restore the shard, or pass allow_missing_shards=True to accept the loss",
+            )
         shard = read_json_verified(path, entry["bytes"], entry["crc32"])
         if not isinstance(shard, dict):
             raise corrupt(path, "not a shard manifest", "a JSON object", type(shard).__name__)
         check_shard(store, snap_dir, shard, rank, path)
         if entry.get("size") is not None and shard.get("size") != entry["size"]:
-            raise disagree(snap_dir, f"size {entry['size']} for rank {rank}",
-                           f"{path.name} holds {shard.get('size')} items")
+            raise disagree(
+                snap_dir,
+                f"size {entry['size']} for rank {rank}",
+                f"{path.name} holds {shard.get('size')} items",
+            )
         shards[rank] = shard
     if len(shards) == world and manifest.get("episode_report"):
         total = fmt.total_episode_report(shards.values())
         if total != manifest["episode_report"]:
-            raise disagree(snap_dir, f"episode counts {manifest['episode_report']}",
-                           f"the shards sum to {total}")
+            raise disagree(
+                snap_dir, f"episode counts {manifest['episode_report']}", f"the shards sum to {total}"
+            )
     extra = sorted(p.name for p in snap_dir.iterdir() if p.name not in listed)
     if extra:
-        warnings.warn(f"replay snapshot {snap_dir}: files not listed in the manifest are "
-                      f"ignored: {extra}", stacklevel=3)
+        warnings.warn(
+            f"replay snapshot {snap_dir}: files not listed in the manifest are ignored: {extra}", stacklevel=3
+        )
     return shards
 
 
-def check_shard(store: Path, snap_dir: Path, shard: Dict[str, Any], rank: int,
-                where: Any) -> None:
+def check_shard(store: Path, snap_dir: Path, shard: Dict[str, Any], rank: int, where: Any) -> None:
     """Check one shard manifest of either kind (see :func:`read_shards`)."""
     try:
         if shard.get("kind") == "TrajectoryReplayBuffer":
@@ -334,11 +384,18 @@ def check_shard(store: Path, snap_dir: Path, shard: Dict[str, Any], rank: int,
         else:
             check_buffer_shard(store, snap_dir, shard, rank, where)
     except (KeyError, TypeError, AttributeError) as exc:  # a missing or mistyped entry
-        raise corrupt(where, "an entry is missing or has the wrong type",
-                      "the entries dumps() writes", f"{type(exc).__name__}: {exc}"[:120]) from None
+        raise corrupt(
+            where,
+            "an entry is missing or has the wrong type",
+            "the entries dumps() writes",
+            f"{type(exc).__name__}: {exc}"[:120],
+        ) from None
 
 
 def disagree(snap_dir: Path, listed: str, actual: str) -> CorruptSnapshotError:
-    return CorruptSnapshotError(f"{snap_dir / fmt.MANIFEST} disagrees with its shard manifests",
-                                expected=listed, found=actual,
-                                fix="the manifest was altered; load an older snapshot")
+    return CorruptSnapshotError(
+        f"{snap_dir / fmt.MANIFEST} disagrees with its shard manifests",
+        expected=listed,
+        found=actual,
+        fix="the manifest was altered; load an older snapshot",
+    )

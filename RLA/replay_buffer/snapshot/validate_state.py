@@ -4,6 +4,7 @@ Part of the one manifest check (:mod:`.validate`): a load rebuilds these objects
 manifest, so ``verify`` must refuse what that rebuild would refuse (it said "OK" on episode
 counters of ``"x"`` or ``10**30`` and on sampler options the sampler does not take).
 """
+
 from __future__ import annotations
 
 import collections
@@ -20,14 +21,19 @@ INT64_MAX = (1 << 63) - 1
 
 def _corrupt(where: Any, problem: str, expected: str, found: str) -> CorruptSnapshotError:
     from RLA.replay_buffer.snapshot.validate import corrupt
+
     return corrupt(where, problem, expected, found)
 
 
 def _ints(values: Any, where: Any, what: str, lo: int, length: int) -> None:
-    if not isinstance(values, list) or len(values) != length or not all(
-            type(v) is int and lo <= v <= INT64_MAX for v in values):
-        raise _corrupt(where, f"bad {what}", f"a list of {length} integers in [{lo}, 2**63)",
-                       repr(values)[:80])
+    if (
+        not isinstance(values, list)
+        or len(values) != length
+        or not all(type(v) is int and lo <= v <= INT64_MAX for v in values)
+    ):
+        raise _corrupt(
+            where, f"bad {what}", f"a list of {length} integers in [{lo}, 2**63)", repr(values)[:80]
+        )
 
 
 def check_episodes(episodes: Dict[str, Any], envs: int, where: Any) -> None:
@@ -45,10 +51,18 @@ def _scalars(mapping: Any, where: Any, what: str) -> Dict[str, Any]:
     if not isinstance(mapping, dict):
         raise _corrupt(where, f"bad {what}", "a mapping", repr(mapping)[:80])
     for key, value in mapping.items():
-        if value is not None and not isinstance(value, (bool, int, float, str)) or \
-                isinstance(value, float) and not math.isfinite(value):
-            raise _corrupt(where, f"bad {what} {key!r}", "a finite number, a string, true, "
-                           "false or null", repr(value)[:80])
+        if (
+            value is not None
+            and not isinstance(value, (bool, int, float, str))
+            or isinstance(value, float)
+            and not math.isfinite(value)
+        ):
+            raise _corrupt(
+                where,
+                f"bad {what} {key!r}",
+                "a finite number, a string, true, false or null",
+                repr(value)[:80],
+            )
     return mapping
 
 
@@ -63,10 +77,15 @@ def check_sampler(sampler: Any, where: Any) -> None:
     state = _scalars(sampler.get("state", {}), where, "sampler state")
     try:  # what a load does, on a throw-away sampler of one slot and no items
         make_sampler(sampler["kind"], 1, **params).load_state(
-            state, collections.defaultdict(lambda: np.zeros(0)), 0)
+            state, collections.defaultdict(lambda: np.zeros(0)), 0
+        )
     except (RLAError, TypeError, ValueError, OverflowError) as exc:
-        raise _corrupt(where, f"bad sampler {sampler['kind']!r}", "a sampler and options this "
-                       "RLA builds", str(exc).splitlines()[0][:160]) from None
+        raise _corrupt(
+            where,
+            f"bad sampler {sampler['kind']!r}",
+            "a sampler and options this RLA builds",
+            str(exc).splitlines()[0][:160],
+        ) from None
 
 
 def check_rng(state: Any, where: Any) -> None:
@@ -74,8 +93,12 @@ def check_rng(state: Any, where: Any) -> None:
     try:
         np.random.default_rng().bit_generator.state = state
     except (TypeError, ValueError, KeyError, OverflowError) as exc:
-        raise _corrupt(where, "bad rng state", "the state of a numpy PCG64 generator",
-                       f"{type(exc).__name__}: {exc}"[:120]) from None
+        raise _corrupt(
+            where,
+            "bad rng state",
+            "the state of a numpy PCG64 generator",
+            f"{type(exc).__name__}: {exc}"[:120],
+        ) from None
 
 
 def check_state(shard: Dict[str, Any], envs: int, where: Any) -> None:

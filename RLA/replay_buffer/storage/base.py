@@ -1,4 +1,5 @@
 """The storage extension point: where a buffer's per-field arrays live (base class + registry)."""
+
 from __future__ import annotations
 
 from typing import Any, Dict
@@ -33,8 +34,7 @@ class Storage:
         """Create zeroed arrays for every field of ``schema``; returns ``self``."""
         self.capacity = int(capacity)
         for spec in schema.all_fields():
-            self.arrays[spec.name] = self._allocate(spec.name, (self.capacity, *spec.shape),
-                                                    spec.dtype)
+            self.arrays[spec.name] = self._allocate(spec.name, (self.capacity, *spec.shape), spec.dtype)
         return self
 
     def _allocate(self, name: str, shape: tuple, dtype: np.dtype) -> np.ndarray:

@@ -1,4 +1,5 @@
 """Disk-backed storage: one ``numpy.memmap`` file per field, in a private directory."""
+
 from __future__ import annotations
 
 import shutil

@@ -1,4 +1,5 @@
 """In-memory storage: one zeroed numpy array per field."""
+
 from __future__ import annotations
 
 import ctypes
