@@ -7,7 +7,8 @@ so ``--sort`` "expected one argument". :func:`glue_dash_values` rewrites such a 
 
 from __future__ import annotations
 
-from typing import List, Sequence
+import argparse
+from typing import Iterable, List, Sequence
 
 #: Options whose value may start with ``-`` (a leading ``-`` means descending).
 DASH_VALUE_OPTIONS = ("--sort",)
@@ -38,3 +39,23 @@ def glue_dash_values(argv: Sequence[str], options: Sequence[str] = DASH_VALUE_OP
         out.append(word)
         i += 1
     return out
+
+
+def keep_parent_values(parser: argparse.ArgumentParser, inherited: Iterable[str] = ()) -> None:
+    """Let an option given before a sub-command survive the sub-command's own copy of it.
+
+    ``rla index --data-root X rebuild``: argparse parses ``rebuild``'s options into a fresh
+    namespace and copies every attribute back, so the sub-command's default (None) overwrote
+    X. Every option a sub-parser shares (same ``dest``) with a parser above it gets the
+    default ``SUPPRESS`` in the sub-parser: set only when written after the sub-command, so
+    the value (or default) from above stays otherwise. Walks the whole tree.
+    """
+    own = {action.dest for action in parser._actions if action.option_strings} | set(inherited)
+    for action in parser._actions:
+        if not isinstance(action, argparse._SubParsersAction):
+            continue
+        for child in set(action.choices.values()):
+            for item in child._actions:
+                if item.option_strings and item.dest in own and item.dest != "help":
+                    item.default = argparse.SUPPRESS
+            keep_parent_values(child, own)

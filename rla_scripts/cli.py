@@ -30,6 +30,9 @@ def build_parser() -> argparse.ArgumentParser:
                 continue  # command not built yet
             raise
         module.register(subparsers)
+    from rla_scripts.argv import keep_parent_values
+
+    keep_parent_values(parser)  # rla index --data-root X rebuild keeps X
     return parser
 
 
