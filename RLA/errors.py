@@ -4,21 +4,38 @@
 
     RLAError
     ├── ConfigError              rla_config.yaml missing, malformed or invalid
+    │   └── MissingBackendError  an uninstalled backend in the config (also BackendNotInstalledError)
     ├── RunNotFoundError         no run matches an index / glob / query
     ├── RunExistsError           a run directory could not be created exclusively
+    ├── RunStateError            an operation needs a run that was not created yet
+    ├── HyperParameterError      a tracked or requested hyper-parameter does not exist (also KeyError)
     ├── LoggerError              bad logger usage (unknown format, bad key type)
     ├── CheckpointError          missing, corrupt or foreign checkpoint
     ├── QueryError               a query expression that does not parse or type-check
     ├── SyncError                transfer to / from the main node failed
     │   ├── TransportError       a transport-level failure (connection, protocol)
-    │   └── AuthError            authentication or host-key verification failed
+    │   │   └── RemoteFileError  one remote file cannot be read: skipped (sync/base.py)
+    │   ├── AuthError            authentication or host-key verification failed
+    │   └── CatalogError         a store catalog object a push did not write (sync/store_catalog.py)
     ├── ReplayBufferError        bad replay-buffer usage (schema, capacity, arguments)
     │   └── CorruptSnapshotError a snapshot that fails verification
     ├── BackendNotInstalledError an optional dependency (torch, tensorflow, ...) is missing
-    │   └── MissingBackendError  the config names one (also a ConfigError, raised by configure())
+    │   └── MissingBackendError  (see ConfigError: raised by configure())
     ├── RecorderError            a figure/image/video that cannot be recorded (e.g. nothing drawn)
     ├── DiskFullError            a write hit a full disk or quota (also OSError, errno ENOSPC/EDQUOT)
-    └── UnsafePathError          a name or path would reach outside the data root (also ValueError)
+    ├── UnsafePathError          a name or path would reach outside the data root (also ValueError)
+    ├── UnreadableFileError      not a regular file, too big or unparseable (safe_read.py; ValueError)
+    ├── LegacyStateError         a legacy pickle the safe unpickler refuses (loader/legacy_pickle.py)
+    ├── AnnotationError          a tag or note that cannot be stored (annotations.py)
+    ├── EmailError               the report could not be sent (email_send.py)
+    ├── OperationBusyError       another operation holds the data root's lock (ops/lock.py)
+    ├── JournalError             an unreadable or unsafe operation journal (ops/journal.py)
+    ├── JournalPathError         a journal step names a path no operation writes (ops/journal_check.py)
+    └── ActionError              a dashboard action refused (ui/actions.py)
+        └── ReadOnlyError        the dashboard runs read-only
+
+Classes defined outside this module name their module; test/test_error_tree.py checks that
+every subclass of ``RLAError`` in ``RLA`` stands in this diagram under one of its bases.
 
 Messages say what was expected, what was found and how to fix it; build them with
 :func:`describe` so they read the same everywhere.
