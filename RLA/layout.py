@@ -257,11 +257,6 @@ def iter_run_dirs(
             dirnames[:] = []  # runs are leaves of the walk
 
 
-def list_tasks(data_root: os.PathLike, data_type: str = LOG) -> List[str]:
-    """Every task that has at least one run of ``data_type``."""
-    return sorted({run.task for run in iter_run_dirs(data_root, data_type)})
-
-
 def check_selector(selector: object, what: str = "run") -> str:
     """A run selector (index, prefix or glob) without a trailing ``/``, checked like a path.
 

@@ -101,20 +101,9 @@ def parse_run_name(name: str) -> Optional[RunName]:
     )
 
 
-def make_index(task: str, when: _dt.datetime) -> str:
-    """The index of a run: ``<task>/<YYYY>/<MM>/<DD>/<HH-MM-SS-ffffff>``."""
-    return f"{task}/{when.strftime(INDEX_FORMAT)}"
-
-
 def index_time(index_or_date: str) -> _dt.datetime:
     """The start time encoded in an index or a ``YYYY/MM/DD/HH-MM-SS-ffffff`` record date."""
     match = re.search(rf"({DATE_RE}/{TIME_RE})", index_or_date)
     if not match:
         raise ValueError(f"no {INDEX_FORMAT!r} date in {index_or_date!r}")
     return _dt.datetime.strptime(match.group(1), INDEX_FORMAT)
-
-
-def extract_record_date(text: str) -> Optional[str]:
-    """The ``YYYY/MM/DD/HH-MM-SS-ffffff`` part of an index, path or name, if any."""
-    match = re.search(rf"({DATE_RE}/{TIME_RE})", text)
-    return match.group(1) if match else None

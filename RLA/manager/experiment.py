@@ -1,61 +1,44 @@
-"""ExperimentManager: the lifecycle of a run (configure, create the item, record, finish)."""
+"""ExperimentManager: one run at a time, composed of its run value, its services and a logger.
+
+The manager checks the configuration (:mod:`RLA.manager.settings`), asks the
+:class:`~RLA.manager.run.RunFactory` for a run (claim + ``run.json``), configures the logger
+it was given, and tells the run's services (:mod:`RLA.manager.services`) when the run
+starts, beats and finishes. Checkpoints, replay snapshots and the sync push are services too;
+the manager's methods of the same names are one-line delegations to them.
+"""
 
 from __future__ import annotations
 
-import collections
-import copy
 import datetime as _dt
+import os
 import sys
-import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from RLA.config import PASSWORD_ENV, RLAConfig, load_config
-from RLA.errors import ConfigError, HyperParameterError, RunStateError
-from RLA.fs import atomic_write_json, atomic_write_text, json_default
+from RLA.config import PASSWORD_ENV, RLAConfig
+from RLA.errors import RunStateError
 from RLA.layout import ARCHIVE_TESTER, DIR_TYPES, RunLayout
 from RLA.logger.time_step import time_step_holder
+from RLA.manager import original_names
 from RLA.manager import run_info as ri
-from RLA.manager.bookkeeping import BOOKKEEPING_KEYS, split_bookkeeping
-from RLA.manager.checkpointing import CheckpointMixin
-from RLA.manager.claim import claim_run
-from RLA.manager.code_backup import backup_code, default_ignore_files
-from RLA.manager.git_info import git_facts
-from RLA.manager.host import host_ip, package_versions, process_facts, redacted_argv
+from RLA.manager import settings as st
+from RLA.manager.backup_service import CodeBackupService
+from RLA.manager.bookkeeping import BOOKKEEPING_KEYS
+from RLA.manager.checkpointing import TIME_STEP_KEY, CheckpointService
+from RLA.manager.host import host_ip
+from RLA.manager.hyper_params import check_trackable, jsonable, recorded_and_bookkeeping, tracked_values
 from RLA.manager.lifecycle import Heartbeat, exit_watcher
-from RLA.manager.preflight import check_config
-from RLA.manager.replaying import ReplayMixin
-from RLA.manager.syncing import SyncMixin
+from RLA.manager.logger_api import LoggerAPI, default_logger
+from RLA.manager.replaying import ReplayService
+from RLA.manager.resume_state import add_custom_value, build_state, read_custom_data, write_state
+from RLA.manager.run import Run, RunFactory, RunSpec
+from RLA.manager.services import Hook, Lifecycle, describe
+from RLA.manager.syncing import SyncService
 from RLA.redaction import RedactionPolicy
 
-STATE_FORMAT_VERSION = 1
-_MISSING = object()
 
-
-def lookup_dotted(params: Dict[str, Any], key: str) -> Any:
-    """``params['a']['b']`` for ``key == 'a.b'`` (a plain key wins over a dotted path)."""
-    if key in params:
-        return params[key]
-    node: Any = params
-    for part in key.split("."):
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif hasattr(node, part) and not isinstance(node, dict):
-            node = getattr(node, part)
-        else:
-            return _MISSING
-    return node
-
-
-def _jsonable(value: Any) -> Any:
-    """A JSON-compatible deep copy of ``value`` (numpy → lists, objects → repr)."""
-    import json
-
-    return json.loads(json.dumps(value, default=json_default, allow_nan=True))
-
-
-class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
+class ExperimentManager:
     """Create and manage one run at a time (the original's ``Tester``).
 
     Typical use::
@@ -65,42 +48,43 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
         exp_manager.configure("demo_task", rla_config="rla_config.yaml", data_root="./data")
         exp_manager.log_files_gen()
         exp_manager.print_args()
+
+    Args:
+        logger: the logger API the manager writes through (default: the module ``RLA.logger``).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, logger: Optional[LoggerAPI] = None) -> None:
+        self.logger: LoggerAPI = logger if logger is not None else default_logger()
         self.hyper_param: Dict[str, Any] = {}
         self.hyper_param_record: List[str] = []  # tracked keys, in the order added
+        #: Keys of ``hyper_param`` recorded in run.json's ``bookkeeping`` (see :mod:`RLA.manager.bookkeeping`).
+        self.bookkeeping_keys: Tuple[str, ...] = BOOKKEEPING_KEYS
         self.custom_data: Dict[str, Any] = {}
         self.config: Optional[RLAConfig] = None
         self.task_table_name: Optional[str] = None
         self.data_root: Optional[Path] = None
         self.is_master_node = False
-        self.layout: Optional[RunLayout] = None
-        self.record_date: Optional[_dt.datetime] = None
-        self.run_info: Dict[str, Any] = {}
         self.parent: Optional[str] = None
-        self._ignore_file_path: Optional[str] = None
-        self._run_file: List[Path] = []
-        self._finish_hooks: List[Callable[[], None]] = []
-        self._post_finish_hooks: List[Callable[[], None]] = []
-        self._heartbeat: Optional[Heartbeat] = None
-        self._info_lock = threading.RLock()
-        self._time_records: Dict[str, float] = {}
-        self._finished = True
-        self._redaction: Optional[RedactionPolicy] = None
         #: The time-step training ends at, when known (``set_total_steps``).
         self.total_steps: Optional[int] = None
         #: The new run's start time (its index); tests inject a fixed one.
         self.clock: Callable[[], _dt.datetime] = _dt.datetime.now
-        #: Keys of ``hyper_param`` recorded in run.json's ``bookkeeping``, not as hyper-parameters
-        #: (see :mod:`RLA.manager.bookkeeping`).
-        self.bookkeeping_keys: Tuple[str, ...] = BOOKKEEPING_KEYS
+        self.lifecycle = Lifecycle()
+        self._run: Optional[Run] = None
+        self._finished = True
+        self._redaction: Optional[RedactionPolicy] = None
+        self._heartbeat: Optional[Heartbeat] = None
+        self._time_records: Dict[str, float] = {}
+        self._log_callback: Optional[Callable[..., Any]] = None
+        self._sync: Optional[SyncService] = None
+        self._checkpoints = CheckpointService(self._flush_logs, self._record_checkpoint)
+        self._replay = ReplayService()
 
     # ------------------------------------------------------------------ configuration
     def configure(
         self,
         task_table_name: Optional[str] = None,
-        rla_config: Union[str, Path, Dict[str, Any], RLAConfig, None] = None,
+        rla_config: st.ConfigSource = None,
         data_root: Union[str, Path, None] = None,
         ignore_file_path: Optional[str] = None,
         run_file: Union[str, Sequence[str], None] = None,
@@ -130,64 +114,34 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
         Raises:
             ConfigError: a missing or invalid argument or config file.
         """
-        task = task_table_name if task_table_name is not None else task_name
-        config_source = rla_config if rla_config is not None else private_config_path
-        root = data_root if data_root is not None else log_root
-        if task is None or not str(task).strip():
-            raise ConfigError(
-                "configure() needs a task name",
-                expected="task_table_name='my_task'",
-                found=repr(task),
-                fix="pass the task (table) the run belongs to",
-            )
-        task = str(task).strip().strip("/")
-        if any(part in ("", ".", "..") for part in task.split("/")):
-            raise ConfigError(
-                "Bad task name",
-                expected="a name such as 'demo_task' (no empty, '.' or '..' parts)",
-                found=repr(task),
-                fix="rename the task",
-            )
-        if config_source is None:
-            raise ConfigError(
-                "configure() needs rla_config",
-                expected="a path to rla_config.yaml or a dict",
-                found="None",
-                fix="pass rla_config='rla_config.yaml' (create it with `rla init`)",
-            )
-        config = load_config(config_source, project_root=code_root)
-        check_config(config)  # LOG_USED names and the backend's package, before any run folder exists
-        if root is None and config.DATA_ROOT is not None:
-            root = config.resolve(config.DATA_ROOT)
-        if root is None:
-            raise ConfigError(
-                "configure() needs a data root",
-                expected="data_root='./data' (or DATA_ROOT in the config)",
-                found="None",
-                fix="pass the folder that holds the database",
-            )
+        task = st.check_task(task_table_name if task_table_name is not None else task_name)
+        config = st.load_checked_config(
+            rla_config if rla_config is not None else private_config_path, code_root
+        )
+        root = st.resolve_data_root(data_root if data_root is not None else log_root, config)
         if self._active():
             self.finish()
-        self.config = config
-        self.task_table_name = task
-        self.data_root = Path(root).expanduser().resolve()
+        self.config, self.task_table_name, self.data_root = config, task, root
         self.is_master_node = bool(is_master_node)
-        self._ignore_file_path = ignore_file_path
-        if run_file is None:
-            main = getattr(sys.modules.get("__main__"), "__file__", None)
-            self._run_file = [Path(main).resolve()] if main and Path(main).is_file() else []
-        else:
-            files = [run_file] if isinstance(run_file, (str, Path)) else list(run_file)
-            self._run_file = [Path(f).expanduser().resolve() for f in files]
         self._log_callback = log_callback_fn
-        self.layout = None
+        self._run = None
         # A new configuration starts with default saving (DL_FRAMEWORK's backend): new_saver's
-        # options of the previous one (var_prefix, backend, rotation) no longer apply. A
-        # second log_files_gen() under the same configuration keeps them.
-        self._ckpt_saver, self._ckpt_options = None, {}
+        # options of the previous one no longer apply; a second log_files_gen() keeps them.
+        self._checkpoints.reset(config.dl_framework)
+        self._sync = SyncService(
+            config.remote,
+            config.send_log_file,
+            config.project_root,
+            self.is_master_node,
+            self._say,
+            self.warn,
+        )
+        backup = CodeBackupService.from_config(
+            config, ignore_file_path, st.resolve_run_files(run_file), self.warn
+        )
+        self.lifecycle.use([backup, self._sync])
         return self
 
-    # Original accessors
     def get_task_table_name(self) -> Optional[str]:
         return self.task_table_name
 
@@ -222,52 +176,41 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
         Raises:
             HyperParameterError: a key is not a hyper-parameter.
         """
-        if isinstance(keys, str):
-            keys = [keys]
-        for key in keys:
-            if lookup_dotted(self.hyper_param, key) is _MISSING:
-                raise HyperParameterError(
-                    f"Cannot track hyper-parameter {key!r}: it is not set",
-                    expected=f"one of {', '.join(map(str, self.hyper_param)) or '(none set)'}",
-                    found=repr(key),
-                    fix="call set_hyper_param(...) with it first",
-                )
+        for key in [keys] if isinstance(keys, str) else keys:
+            check_trackable(self.hyper_param, [key])
             if key not in self.hyper_param_record:
                 self.hyper_param_record.append(key)
 
     def recorded_hyper_params(self) -> Dict[str, Any]:
         """The hyper-parameters the run records (JSON-able): without the bookkeeping keys."""
-        return _jsonable(
-            split_bookkeeping(self.hyper_param, self.hyper_param_record, self.bookkeeping_keys)[0]
-        )
+        return recorded_and_bookkeeping(self.hyper_param, self.hyper_param_record, self.bookkeeping_keys)[0]
 
     def bookkeeping(self) -> Dict[str, Any]:
         """The bookkeeping values set with the hyper-parameters (run.json's ``bookkeeping``)."""
-        return _jsonable(
-            split_bookkeeping(self.hyper_param, self.hyper_param_record, self.bookkeeping_keys)[1]
-        )
+        return recorded_and_bookkeeping(self.hyper_param, self.hyper_param_record, self.bookkeeping_keys)[1]
 
     def clear_record_param(self) -> None:
         """Forget the tracked keys."""
         self.hyper_param_record = []
 
     def _tracked_values(self) -> List[Tuple[str, Any]]:
-        pairs = []
-        for key in self.hyper_param_record:
-            value = lookup_dotted(self.hyper_param, key)
-            if value is _MISSING:
-                raise HyperParameterError(
-                    f"Tracked hyper-parameter {key!r} is no longer set",
-                    expected="every tracked key present in hyper_param",
-                    found=f"keys {sorted(map(str, self.hyper_param))}",
-                    fix="set it again or call clear_record_param()",
-                )
-            pairs.append((key, value))
-        return pairs
+        return tracked_values(self.hyper_param, self.hyper_param_record)
 
-    # ------------------------------------------------------------------ the run item
+    def _spec(self, tracked: Sequence[Tuple[str, Any]] = ()) -> RunSpec:
+        assert self.config is not None
+        return RunSpec(
+            hyper_params=self.recorded_hyper_params(),
+            bookkeeping=self.bookkeeping(),
+            tracked_keys=list(self.hyper_param_record),
+            tracked=tracked,
+            heartbeat_interval=self.config.HEARTBEAT_INTERVAL,
+            config=self.config.public_dict(),
+            total_steps=self.total_steps,
+        )
+
+    # ------------------------------------------------------------------ the run
     def _active(self) -> bool:
-        return self.layout is not None and not self._finished
+        return self._run is not None and not self._finished
 
     def _require_configured(self) -> None:
         if self.config is None or self.data_root is None:
@@ -278,72 +221,70 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
                 fix="call configure() before log_files_gen()",
             )
 
-    def _require_run(self, what: str = "this operation") -> RunLayout:
-        if self.layout is None:
+    def _current(self, what: str = "this operation") -> Run:
+        if self._run is None:
             raise RunStateError(
                 f"{what} needs a run",
                 expected="exp_manager.log_files_gen() called first",
                 found="no run created yet",
                 fix="call configure() and log_files_gen() first",
             )
-        return self.layout
+        return self._run
+
+    def _require_run(self, what: str = "this operation") -> RunLayout:
+        return self._current(what).layout
+
+    def _factory(self) -> RunFactory:
+        self._require_configured()
+        assert self.data_root is not None and self.task_table_name is not None
+        return RunFactory(self.data_root, self.task_table_name, clock=self.clock)
 
     def log_files_gen(self) -> RunLayout:
         """Create the run: directories, run.json, code backup, logger outputs, resume state.
 
         Calling it again starts a clean new run (the previous one is finished first).
         """
-        self._require_configured()
+        factory = self._factory()
         if self._active():
             self.finish()
-        assert self.config is not None and self.data_root is not None and self.task_table_name is not None
-        self._redaction = self._build_redaction()
-        tracked = [(key, self._redaction.redact_mapping(value, key)) for key, value in self._tracked_values()]
-        layout, when = claim_run(
-            self.data_root, self.task_table_name, None, host_ip(), tracked, clock=self.clock
-        )
-        self.layout, self.record_date = layout, when
-        self.custom_data = {}
-        self.parent = None
-        self.run_info = {}
-        self._finished = False
+        self._redaction, self._run = self._build_redaction(), None
+        run = factory.create(self._spec(self._tracked_values()), self._redaction)
+        self._begin(run, custom_data={}, parent=None)
         try:
-            self._make_run(layout, when)
+            for data_type in DIR_TYPES:
+                run.layout.path(data_type).mkdir(parents=True, exist_ok=True)
+            run.layout.path(ARCHIVE_TESTER).parent.mkdir(parents=True, exist_ok=True)
+            self._configure_logger()
+            self.lifecycle.start(run)
+            self._go_live()
+            self.print_log_dir()
         except BaseException as exc:
-            self._end_half_made_run(layout, when, exc)
+            self._end_failed_start(exc)
             raise
-        return layout
+        return run.layout
 
-    def _make_run(self, layout: RunLayout, when: _dt.datetime) -> None:
+    def _begin(self, run: Run, custom_data: Dict[str, Any], parent: Optional[str]) -> None:
+        self._run, self.custom_data, self.parent, self._finished = run, custom_data, parent, False
+
+    def _go_live(self) -> None:
+        """Write the resume state, start the heartbeat and finish the run when the process ends."""
         assert self.config is not None
-        for data_type in DIR_TYPES:
-            layout.path(data_type).mkdir(parents=True, exist_ok=True)
-        layout.path(ARCHIVE_TESTER).parent.mkdir(parents=True, exist_ok=True)
-        self._write_initial_run_info(layout, when)
-        self._configure_logger()
-        self._backup_code()
         self.save_state()
         self._heartbeat = Heartbeat(self._beat, self.config.HEARTBEAT_INTERVAL)
         exit_watcher.watch(self)
-        self.print_log_dir()
 
-    def _end_half_made_run(self, layout: RunLayout, when: _dt.datetime, exc: BaseException) -> None:
+    def _end_failed_start(self, exc: BaseException) -> None:
         """End a run whose creation failed as ``crashed`` (``killed`` on Ctrl-C), its error in run.json.
 
-        Without this the half-made run stayed ``running`` with no error recorded. A second
-        failure while recording is printed; the caller re-raises the first one.
+        A second failure while recording is printed; the caller re-raises the first one.
         """
-        interrupted = isinstance(exc, KeyboardInterrupt)
-        status, code = (ri.KILLED, 130) if interrupted else (ri.CRASHED, 1)
+        status, code = (ri.KILLED, 130) if isinstance(exc, KeyboardInterrupt) else (ri.CRASHED, 1)
         try:
-            if self.run_info.get("index") != layout.index:  # failed before run.json was written
-                self._write_initial_run_info(layout, when)
-            self.finish(status=status, exit_code=code, error=f"{type(exc).__name__}: {exc}")
+            self.finish(status=status, exit_code=code, error=describe(exc))
         except Exception as second:  # noqa: BLE001 - the first error is the one to raise
+            index = self._run.index if self._run else None
             print(
-                f"RLA: while recording the failed start of run {layout.index}: "
-                f"{type(second).__name__}: {second}",
-                file=sys.stderr,
+                f"RLA: while recording the failed start of run {index}: {describe(second)}", file=sys.stderr
             )
 
     def reattach(self, layout: RunLayout, **fields: Any) -> RunLayout:
@@ -359,10 +300,7 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
             RunStateError: ``layout`` is not a run of the configured data root.
             RunNotFoundError: the run has no ``run.json``.
         """
-        from RLA.fs import read_json
-        from RLA.naming import index_time
-
-        self._require_configured()
+        factory = self._factory()
         if Path(layout.data_root).resolve() != self.data_root:
             raise RunStateError(
                 "Cannot continue a run of another data root",
@@ -372,77 +310,13 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
             )
         if self._active():
             self.finish()
-        info = ri.read_run_info(layout.run_info_file)
-        state = read_json(layout.archive_tester_file) if layout.archive_tester_file.is_file() else {}
-        self.layout, self.record_date = layout, index_time(layout.index)
-        self.custom_data = dict(state.get("custom_data") or {})
-        self.parent = info.get("parent")
-        self._finished = False
+        custom_data = read_custom_data(layout)
         self._redaction = self._build_redaction()
-        facts = process_facts()
-        info.update(
-            status=ri.RUNNING,
-            end_time=None,
-            exit_code=None,
-            error=None,
-            pid=facts["pid"],
-            host=facts["host"],
-            heartbeat=ri.now_iso(),
-            hyper_params=self.recorded_hyper_params(),
-            bookkeeping=self.bookkeeping(),
-            tracked_keys=list(self.hyper_param_record),
-            **fields,
-        )
-        with self._info_lock:
-            self.run_info = info
-            ri.write_run_info(layout.run_info_file, info, self.redaction)
-        from RLA.query.catalog import mark_changed
-
-        mark_changed(self.data_root, [layout])  # the index may hold it as settled and ended
+        run = factory.reopen(layout, self._spec(), self._redaction, **fields)
+        self._begin(run, custom_data=custom_data, parent=run.record.info.get("parent"))
         self._configure_logger()
-        self.save_state()
-        assert self.config is not None
-        self._heartbeat = Heartbeat(self._beat, self.config.HEARTBEAT_INTERVAL)
-        exit_watcher.watch(self)
+        self._go_live()
         return layout
-
-    def _write_initial_run_info(self, layout: RunLayout, when: _dt.datetime) -> None:
-        assert self.config is not None
-        facts = process_facts()
-        info: Dict[str, Any] = {
-            "format_version": ri.FORMAT_VERSION,
-            "index": layout.index,
-            "task": layout.task,
-            "name": layout.name,
-            "date": layout.date,
-            "record_date": layout.record_date,
-            "hyper_params": self.recorded_hyper_params(),
-            "bookkeeping": self.bookkeeping(),
-            "tracked_keys": list(self.hyper_param_record),
-            "host": facts["host"],
-            "ip": host_ip(),
-            "pid": facts["pid"],
-            "command": redacted_argv(policy=self.redaction),
-            "cwd": facts["cwd"],
-            "python": facts["python"],
-            "platform": facts["platform"],
-            "packages": package_versions(),
-            "git": None,
-            "start_time": when.astimezone().isoformat(timespec="microseconds"),
-            "end_time": None,
-            "status": ri.RUNNING,
-            "exit_code": None,
-            "error": None,
-            "heartbeat": ri.now_iso(),
-            "heartbeat_interval": self.config.HEARTBEAT_INTERVAL,
-            "parent": None,
-            "data_root": str(self.data_root),
-            "config": self.config.public_dict(),
-            "total_steps": self.total_steps,
-        }
-        with self._info_lock:
-            self.run_info = info
-            ri.write_run_info(layout.run_info_file, info, self.redaction)
 
     @property
     def redaction(self) -> RedactionPolicy:
@@ -454,24 +328,21 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
     def _build_redaction(self) -> RedactionPolicy:
         """The config's ``REDACT`` policy plus the remote password and the secrets of the
         hyper-parameters and of the command line (the user's objects are never changed)."""
-        import os
-
         remote = [os.environ.get(PASSWORD_ENV), self.config.remote.password if self.config else None]
         policy = self.config.REDACT.policy(remote) if self.config else RedactionPolicy(values=remote)
         policy.learn(self.hyper_param, argv=[str(arg) for arg in sys.argv])
         return policy
 
     def _configure_logger(self) -> None:
-        from RLA.easy_log import logger
         from RLA.logger.formats.stdout import StdoutOutputFormat
 
-        assert self.config is not None and self.layout is not None
-        new = logger.configure(
-            dir=str(self.layout.log_dir),
+        assert self.config is not None
+        new = self.logger.configure(
+            dir=str(self._current().layout.log_dir),
             format_strs=self.config.log_used,
             hyper_params=self.redaction.redact_mapping(self.recorded_hyper_params()),
             redact=self.redaction.redact_text,
-            on_dump=getattr(self, "_log_callback", None),
+            on_dump=self._log_callback,
         )
         for writer in new.writers:
             if isinstance(writer, StdoutOutputFormat):
@@ -491,56 +362,39 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
 
         self.total_steps = check_total_steps(total)
         if self._active():
-            from RLA.easy_log import logger
-
-            logger.get_current().set_total_steps(self.total_steps)
+            self.logger.get_current().set_total_steps(self.total_steps)
             self.update_run_info(total_steps=self.total_steps)
 
     def reopen_logger(self) -> None:
         """Re-open the logger on the run's log dir (after its files were replaced, e.g. a fork)."""
-        self._require_run("reopen_logger()")
+        self._current("reopen_logger()")
         self._configure_logger()
 
-    def _backup_code(self) -> None:
-        assert self.config is not None and self.layout is not None and self.data_root is not None
-        code_dir = self.layout.code_dir
-        project_root = self.config.project_root
-        backup_code(
-            code_dir,
-            project_root,
-            self.config.backup_code_by,
-            self.config.backup.backup_code_dir,
-            self.config.backup.lib_dir,
-            default_ignore_files(project_root, self.config.backup.ignore_code_paths, self._ignore_file_path),
-            self._run_file,
-            skip=[self.data_root],
-            redaction=self.redaction,
-            warn=self.warn,
-        )
-        facts, diff, untracked = git_facts(project_root)
-        if facts is not None:
-            text = self.redaction.redact_text
-            if diff:  # atomic: a full disk is a DiskFullError, never half a patch
-                atomic_write_text(code_dir / "git_diff.patch", text(diff) + "\n", durable=False)
-            if untracked:
-                atomic_write_text(code_dir / "git_untracked.txt", text(untracked) + "\n", durable=False)
-            atomic_write_json(
-                code_dir / "git_info.json", self.redaction.redact_mapping(facts, by_key=False), durable=False
-            )
-        self.update_run_info(git=facts)
-
     # --------------------------------------------------------------------- run.json
+    @property
+    def run_info(self) -> Dict[str, Any]:
+        """The current run's ``run.json`` record as last written (empty before a run)."""
+        return self._run.record.info if self._run is not None else {}
+
+    @property
+    def layout(self) -> Optional[RunLayout]:
+        """The current run's paths (``None`` before a run)."""
+        return self._run.layout if self._run is not None else None
+
+    @property
+    def record_date(self) -> Optional[_dt.datetime]:
+        """The current run's start time (``None`` before a run)."""
+        return self._run.started if self._run is not None else None
+
     def update_run_info(self, **fields: Any) -> Dict[str, Any]:
         """Update fields of run.json (atomic rewrite) and return the new record."""
-        layout = self._require_run("update_run_info()")
-        with self._info_lock:
-            self.run_info.update(fields)
-            ri.write_run_info(layout.run_info_file, self.run_info, self.redaction)
-            return dict(self.run_info)
+        return self._current("update_run_info()").record.update(**fields)
 
     def _beat(self) -> None:
-        if self._active():
-            self.update_run_info(heartbeat=ri.now_iso())
+        run = self._run
+        if run is not None and self._active():
+            run.record.update(heartbeat=ri.now_iso())
+            self.lifecycle.heartbeat(run)
 
     def set_parent(self, parent_index: Optional[str]) -> None:
         """Record the run this one was forked or resumed from."""
@@ -556,37 +410,33 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
         redacted hyper-parameter from the resuming process.
         """
         layout = self._require_run("state_dict()")
-        state = {
-            "format_version": STATE_FORMAT_VERSION,
-            "log_name_format_version": "v1",
-            "index": layout.index,
-            "task_table_name": layout.task,
-            "name": layout.name,
-            "record_date": layout.record_date,
-            "data_root": str(self.data_root),
-            "hyper_param": self.recorded_hyper_params(),
-            "bookkeeping": self.bookkeeping(),
-            "hyper_param_record": list(self.hyper_param_record),
-            "tracked_keys": list(self.hyper_param_record),
-            "custom_data": _jsonable(self.custom_data),
-            "time_step": time_step_holder.get_time(),
-            "parent": self.parent,
-            "config": self.config.public_dict() if self.config else None,
-        }
-        policy = self.redaction
-        return {
-            key: policy.redact_mapping(value, by_key=key in ("hyper_param", "custom_data", "bookkeeping"))
-            for key, value in state.items()
-        }
+        params, bookkeeping = recorded_and_bookkeeping(
+            self.hyper_param, self.hyper_param_record, self.bookkeeping_keys
+        )
+        public = self.config.public_dict() if self.config else None
+        return build_state(
+            layout, self.data_root, params, bookkeeping, self.hyper_param_record, self.custom_data, self.parent,
+            public, self.redaction,
+        )  # fmt: skip
 
     def save_state(self) -> None:
         """Rewrite the run's ``archive_tester/.../<name>.json`` atomically."""
-        layout = self._require_run("save_state()")
-        atomic_write_json(layout.archive_tester_file, self.state_dict(), durable=False)
+        write_state(self._require_run("save_state()"), self.state_dict())
+
+    def _record_checkpoint(self, run: Run, step: int, path: Path, related: Mapping[str, Any]) -> None:
+        """A checkpoint was saved: its variables and step go into the resume state and run.json."""
+        for key, value in related.items():
+            self.custom_data[key] = jsonable(value)
+        self.custom_data[TIME_STEP_KEY] = step
+        self.save_state()
+        run.record.update(last_checkpoint={"step": step, "file": path.name})
+
+    def _flush_logs(self) -> None:
+        self.logger.get_current().flush()
 
     # --------------------------------------------------------------- directories
     def _dir(self, path: Path) -> Optional[str]:
-        return str(path) + "/" if self.layout is not None else None
+        return str(path) + "/"
 
     @property
     def index(self) -> Optional[str]:
@@ -628,21 +478,19 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
     # --------------------------------------------------------------------- output
     def print_log_dir(self) -> None:
         """Log where the run's data lives."""
-        from RLA.easy_log import logger
-
         layout = self._require_run("print_log_dir()")
-        logger.info(f"RLA run {layout.index}")
+        self.logger.info(f"RLA run {layout.index}")
         for data_type in DIR_TYPES:
-            logger.info(f"{data_type} dir: {layout.path(data_type)}")
+            self.logger.info(f"{data_type} dir: {layout.path(data_type)}")
 
     def print_args(self) -> None:
         """Write the hyper-parameters to backup.txt (one line each) and code/parameter.json."""
-        from RLA.easy_log import logger
+        from RLA.fs import atomic_write_json
 
         layout = self._require_run("print_args()")
         shown = self.redaction.redact_mapping(self.recorded_hyper_params())  # written, not the user's dict
         for key in sorted(shown, key=str):
-            logger.backup(f"key: {key}, value: {shown[key]}")
+            self.logger.backup(f"key: {key}, value: {shown[key]}")
         atomic_write_json(
             layout.code_dir / "parameter.json",
             dict(sorted(shown.items(), key=lambda kv: str(kv[0]))),
@@ -651,41 +499,17 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
 
     def warn(self, message: str) -> None:
         """A warning into the run's warn.txt and log (and stderr)."""
-        from RLA.easy_log import logger
+        self.logger.warn(message)
 
-        logger.warn(message)
+    def _say(self, message: str) -> None:
+        self.logger.info(message)
 
     # ---------------------------------------------------------------- custom data
     def add_custom_data(
         self, key: str, data: Any, dtype: type = list, max_len: int = -1, mode: str = "append"
     ) -> None:
         """Store a value with the run's resume state (``append`` to a list/deque or ``replace``)."""
-        if mode == "replace":
-            self.custom_data[key] = data
-            return
-        if mode != "append":
-            raise ConfigError(
-                "Bad custom data mode",
-                expected="'append' or 'replace'",
-                found=repr(mode),
-                fix="pass mode='append' or mode='replace'",
-            )
-        if key not in self.custom_data:
-            if dtype is collections.deque:
-                if max_len <= 0:
-                    raise ConfigError(
-                        "A deque needs a positive max_len",
-                        expected="max_len > 0",
-                        found=str(max_len),
-                        fix="pass max_len=N",
-                    )
-                self.custom_data[key] = collections.deque(maxlen=max_len)
-            elif dtype is list:
-                self.custom_data[key] = []
-            else:
-                self.custom_data[key] = data
-                return
-        self.custom_data[key].append(data)
+        add_custom_value(self.custom_data, key, data, dtype, max_len, mode)
 
     def get_custom_data(self, key: str) -> Any:
         return self.custom_data.get(key)
@@ -697,11 +521,9 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
         """Record the mean of a custom data series as a scalar."""
         import numpy as np
 
-        from RLA.easy_log import logger
-
         values = self.custom_data.get(key)
         if values:
-            logger.record_tabular(prefix + key, float(np.mean(list(values))))
+            self.logger.record_tabular(prefix + key, float(np.mean(list(values))))
 
     # --------------------------------------------------------------------- timing
     def time_record(self, name: str) -> None:
@@ -710,8 +532,6 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
 
     def time_record_end(self, name: str) -> float:
         """Stop a named timer and record ``time_used/<name>`` in seconds."""
-        from RLA.easy_log import logger
-
         if name not in self._time_records:
             raise RunStateError(
                 f"Timer {name!r} was not started",
@@ -720,64 +540,47 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
                 fix="start the timer before ending it",
             )
         used = time.perf_counter() - self._time_records.pop(name)
-        logger.record_tabular(f"time_used/{name}", used)
+        self.logger.record_tabular(f"time_used/{name}", used)
         return used
 
     # ---------------------------------------------------------------------- finish
     def add_finish_hook(self, hook: Callable[[], None]) -> None:
         """Call ``hook()`` when the run finishes (before the final status is written)."""
-        if hook not in self._finish_hooks:
-            self._finish_hooks.append(hook)
+        self.lifecycle.attach(Hook(hook, at="finish"), once=True)
 
     def add_post_finish_hook(self, hook: Callable[[], None]) -> None:
         """Call ``hook()`` after the run's final status was written (e.g. a last sync)."""
-        if hook not in self._post_finish_hooks:
-            self._post_finish_hooks.append(hook)
+        self.lifecycle.attach(Hook(hook, at="after"), once=True)
 
     def finish(
         self, status: Optional[str] = None, exit_code: Optional[int] = None, error: Optional[str] = None
     ) -> None:
-        """End the run: run finish hooks, close the logger, record status and end time.
+        """End the run: tell the services, close the logger, record status and end time.
 
         Idempotent; called automatically at exit (``crashed`` on an uncaught exception,
-        ``killed`` on SIGTERM / Ctrl-C, else ``finished``).
+        ``killed`` on SIGTERM / Ctrl-C, else ``finished``). A service failing here is
+        reported (warn.txt and run.json's ``finish_warnings``) and the run still ends.
         """
-        if not self._active():
+        run = self._run
+        if run is None or not self._active():
             return
         self._finished = True
-        hook_errors = []
-        for hook in list(self._finish_hooks):
-            try:
-                hook()
-            except Exception as exc:  # noqa: BLE001 - report, then still close the run
-                hook_errors.append(f"{type(exc).__name__}: {exc}")
-        self._finish_hooks = []
+        warnings = self.lifecycle.finish(run)
         if self._heartbeat is not None:
             self._heartbeat.close()
             self._heartbeat = None
         try:
             self.save_state()
         finally:
-            from RLA.easy_log import logger
-
-            for message in hook_errors:
-                logger.warn(f"while finishing the run: {message}")
-            logger.reset()
+            for message in warnings:
+                self.logger.warn(f"while finishing the run: {message}")
+            self.logger.reset()
             final = status or ri.FINISHED
             code = exit_code if exit_code is not None else (0 if final == ri.FINISHED else 1)
-            with self._info_lock:
-                self.run_info.update(
-                    status=final, exit_code=code, error=error, end_time=ri.now_iso(), heartbeat=ri.now_iso()
-                )
-                if hook_errors:
-                    self.run_info["finish_warnings"] = hook_errors
-                ri.write_run_info(self._require_run().run_info_file, self.run_info, self.redaction)
-        hooks, self._post_finish_hooks = self._post_finish_hooks, []
-        for hook in hooks:
-            try:
-                hook()
-            except Exception as exc:  # noqa: BLE001 - the run is over; report and go on
-                print(f"RLA: after finishing {self.index}: {type(exc).__name__}: {exc}", file=sys.stderr)
+            now = ri.now_iso()
+            ended = dict(status=final, exit_code=code, error=error, end_time=now, heartbeat=now)
+            run.record.update(**ended, **({"finish_warnings": warnings} if warnings else {}))
+        self.lifecycle.after_finish(run)
 
     def __enter__(self) -> "ExperimentManager":
         return self
@@ -790,9 +593,74 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
         else:
             self.finish(status=ri.CRASHED, exit_code=1, error=f"{exc_type.__name__}: {exc}")
 
+    # ------------------------------------------------------ services (one-line delegations)
+    def new_saver(self, *args: Any, **kwargs: Any) -> Any:
+        """Create the run's checkpoint saver; see :meth:`CheckpointService.new_saver`."""
+        return self._checkpoints.new_saver(self._current("new_saver()"), *args, **kwargs)
+
+    @property
+    def saver(self) -> Any:
+        """The current run's saver (``None`` before ``new_saver``/the first save)."""
+        return self._checkpoints.saver
+
+    @property
+    def loaded_variables(self) -> Dict[str, Any]:
+        """Related variables of the last ``load_checkpoint`` (types intact)."""
+        return self._checkpoints.loaded_variables
+
+    def save_checkpoint(self, *args: Any, **kwargs: Any) -> Path:
+        """Save models and variables at the current time-step; see :meth:`CheckpointService.save`."""
+        return self._checkpoints.save(self._current("save_checkpoint()"), *args, **kwargs)
+
+    def load_checkpoint(self, *args: Any, **kwargs: Any) -> Tuple[int, Dict[str, Any]]:
+        """Load this run's newest checkpoint (or one step / name); see :meth:`CheckpointService.load`."""
+        return self._checkpoints.load(self._current("load_checkpoint()"), *args, **kwargs)
+
+    def save_replay_buffer(self, buffer: Any, step: Optional[int] = None, **options: Any) -> Path:
+        """Snapshot ``buffer`` for the current time-step; see :meth:`ReplayService.save`."""
+        return self._replay.save(self._current("save_replay_buffer()"), buffer, step, **options)
+
+    def replay_save_triggers(self, buffer: Any, every: Optional[int] = None, **options: Any) -> Any:
+        """Saves of ``buffer`` on steps, requests and signals; see :meth:`ReplayService.save_triggers`."""
+        return self._replay.save_triggers(self._current("replay_save_triggers()"), buffer, every, **options)
+
+    def load_replay_buffer(
+        self,
+        buffer: Any = None,
+        step: Optional[int] = None,
+        replay_dir: Optional[Path] = None,
+        **options: Any,
+    ) -> Any:
+        """Restore a snapshot of this run (or of ``replay_dir``); see :meth:`ReplayService.load`."""
+        return self._replay.load(
+            replay_dir or self._require_run("load_replay_buffer()").replay_dir, buffer, step, **options
+        )
+
+    def sync_log_file(self, skip_error: bool = False) -> Any:
+        """Push the current run to the main node; see :meth:`SyncService.push`."""
+        return (
+            self._require_sync().push(self._current("sync_log_file()"), self._active(), skip_error)
+            if self._require_sync().enabled()
+            else self._require_sync().skip()
+        )
+
+    def close_sync(self) -> None:
+        """Finish a background push and report its failures; see :meth:`SyncService.close`."""
+        return self._sync.close() if self._sync is not None else None
+
+    def _require_sync(self) -> SyncService:
+        if self._sync is None:
+            from RLA.errors import ConfigError
+
+            raise ConfigError(
+                "sync_log_file() needs a configured manager",
+                expected="exp_manager.configure(...) called first",
+                found="no configuration",
+                fix="call configure() and log_files_gen() before syncing",
+            )
+        return self._sync
+
     # ------------------------------------------------------ the original's names (#17)
-    # Thin delegations kept for scripts written for the original Tester; see
-    # RLA/manager/original_names.py and the manual's Compatibility section.
     @property
     def time_step_holder(self) -> Any:
         """The global ``time_step_holder`` (the original kept it on the Tester)."""
@@ -811,16 +679,12 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
     @property
     def tmp_data_dir(self) -> Optional[str]:
         """polixir's scratch folder ``<data_root>/tmp_data/<run>/`` (created on first use)."""
-        from RLA.manager import original_names
-
-        return original_names.extra_dir(self, "tmp_data")
+        return original_names.extra_dir(self.layout, "tmp_data")
 
     @property
     def hyparameter_dir(self) -> Optional[str]:
         """polixir's ``<data_root>/hyperparameter/<run>/`` (created on first use)."""
-        from RLA.manager import original_names
-
-        return original_names.extra_dir(self, "hyperparameter")
+        return original_names.extra_dir(self.layout, "hyperparameter")
 
     @classmethod
     def load_tester(
@@ -833,9 +697,7 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
 
     def update_log_files_location(self, root: Union[str, Path]) -> None:
         """Point the current run at its copy under another data root (a moved database)."""
-        from RLA.manager import original_names
-
-        original_names.relocate(self, Path(root))
+        self.data_root = original_names.relocate(self._run, Path(root))
 
     def serialize_object_and_save(self) -> None:
         """The original's name of :meth:`save_state` (JSON, no pickle)."""
@@ -849,4 +711,3 @@ class ExperimentManager(CheckpointMixin, SyncMixin, ReplayMixin):
 
 #: Kept for code written against the original (``Tester``).
 Tester = ExperimentManager
-_ = copy  # copy is imported for users who patch deepcopy behaviour in subclasses

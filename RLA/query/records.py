@@ -16,7 +16,6 @@ from __future__ import annotations
 import ast
 import csv
 import io
-import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -207,14 +206,6 @@ def _load_params(run: RunLayout, record: RunRecord) -> None:
         record.tracked = list(name_params)
     if not record.params and name_params:
         record.params, record.param_source = name_params, "name"
-
-
-def _finite(value: Any) -> Optional[float]:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
 
 
 def _fast_numeric(data: "bytes | Path") -> Optional[Tuple[List[str], Any]]:

@@ -12,7 +12,7 @@ import os
 import tempfile
 import warnings
 from pathlib import Path
-from typing import IO, Iterator, Optional, Union
+from typing import Iterator, Optional, Union
 
 from RLA.errors import RLAError
 
@@ -82,8 +82,3 @@ def publish(path: Path, cover: bool) -> Iterator[Optional[Path]]:
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-
-
-def open_binary(path: Path) -> IO[bytes]:
-    """Open a temp path from :func:`publish` for writing."""
-    return open(path, "wb")

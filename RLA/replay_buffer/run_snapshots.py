@@ -12,7 +12,7 @@ import re
 import shutil
 import warnings
 from pathlib import Path
-from typing import Any, Callable, List, Optional, Union
+from typing import Any, Callable, List, Optional
 
 from RLA.errors import ReplayBufferError
 from RLA.replay_buffer.buffer import ReplayBuffer
@@ -184,9 +184,3 @@ def load_run_buffer(
     else:
         buffer.loads(replay_dir, snapshot=snapshot, **options)
     return buffer
-
-
-def newest_snapshot(replay_dir: Any) -> Union[Path, None]:
-    """The newest complete snapshot directory, or None."""
-    snaps = fmt.list_snapshots(Path(replay_dir))
-    return snaps[-1][3] if snaps else None

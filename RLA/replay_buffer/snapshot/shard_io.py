@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from RLA.replay_buffer.buffer import ReplayBuffer
 
 SAVE_THREADS = 2
-READ_THREADS = 2
 
 ChunkSource = Callable[[int, int, int], ContextManager[List[np.ndarray]]]
 
