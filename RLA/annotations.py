@@ -77,8 +77,8 @@ def read_annotations(run: Union[RunLayout, os.PathLike]) -> Annotations:
     if not isinstance(raw, dict):
         return Annotations()
     tags = tuple(t for t in raw.get("tags") or () if isinstance(t, str) and TAG_RE.match(t))
-    note = raw.get("note") if isinstance(raw.get("note"), str) else ""
-    return Annotations(tuple(dict.fromkeys(tags)), note)
+    note = raw.get("note")
+    return Annotations(tuple(dict.fromkeys(tags)), note if isinstance(note, str) else "")
 
 
 def write_annotations(run: Union[RunLayout, os.PathLike], value: Annotations) -> Annotations:

@@ -12,7 +12,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import IO, Any, Iterator, NoReturn, Optional, Union
+from typing import IO, Any, Iterator, NoReturn, Optional, SupportsFloat, Union
 
 from RLA.errors import DiskFullError
 
@@ -247,7 +247,9 @@ def plain(value: Any) -> Any:
     if isinstance(value, numbers.Integral):
         return int(value)
     if isinstance(value, numbers.Real) or (
-        isinstance(value, numbers.Number) and not isinstance(value, numbers.Complex)
+        isinstance(value, numbers.Number)
+        and not isinstance(value, numbers.Complex)
+        and isinstance(value, SupportsFloat)
     ):  # Decimal
         return float(value)
     return value

@@ -26,7 +26,7 @@ import shlex
 import threading
 import unicodedata
 import urllib.parse
-from typing import Any, Iterable, Iterator, List, Optional, Pattern, Sequence, Set, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Pattern, Sequence, Set, Tuple
 
 #: What replaces a secret.
 MARKER = "<redacted>"
@@ -338,7 +338,7 @@ def _collect(policy: RedactionPolicy, obj: Any, key: str, secret: bool, out: Lis
 
 def _redact(policy: Any, obj: Any, key: str, secret: bool) -> Any:
     if isinstance(obj, dict):
-        out = {}
+        out: Dict[Any, Any] = {}
         for k, v in obj.items():
             child = f"{key}.{k}" if key else str(k)
             new_key = policy.redact_text(k) if isinstance(k, str) else k

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable, Dict, Generic, List, Optional, Sequence, Tuple, TypeVar, Union
+import sys
+from typing import Any, Callable, Dict, Generic, Iterable, List, Optional, Sequence, Tuple, TypeVar, Union
 
 from RLA.errors import BackendNotInstalledError, RLAError
 
@@ -73,18 +74,12 @@ class Registry(Generic[T]):
         return wrap
 
     def _scan_entry_points(self) -> None:
-        if self._scanned:
+        group_name = self.entry_point_group
+        if self._scanned or group_name is None:
             return
         self._scanned = True
         try:
-            from importlib.metadata import entry_points
-
-            eps = entry_points()
-            group = (
-                eps.select(group=self.entry_point_group)
-                if hasattr(eps, "select")
-                else eps.get(self.entry_point_group, [])
-            )  # type: ignore[union-attr]
+            group = _entry_points(group_name)
         except Exception:  # noqa: BLE001 - broken metadata must not break logging
             return
         for ep in group:
@@ -117,7 +112,7 @@ class Registry(Generic[T]):
         if isinstance(obj, str):
             obj = self._load(name, obj)
             self._entries[name] = obj
-        return obj  # type: ignore[return-value]
+        return obj
 
     def check_installed(self, name: str) -> None:
         """Raise when ``name`` is unknown or a module it requires cannot be found.
@@ -158,3 +153,12 @@ class Registry(Generic[T]):
                 fix=hint,
             ) from exc
         return getattr(module, attr) if attr else module
+
+
+def _entry_points(group: str) -> Iterable[Any]:
+    """The installed entry points of ``group`` (Python 3.9's ``entry_points()`` is a dict)."""
+    from importlib.metadata import entry_points
+
+    if sys.version_info >= (3, 10):
+        return entry_points(group=group)
+    return entry_points().get(group, [])

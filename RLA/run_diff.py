@@ -99,6 +99,9 @@ def compare_runs(runs: Sequence[RunLayout]) -> Dict[str, Any]:
     return {
         "runs": [run.index for run in runs],
         "params": differing_params([record.params for record in records]),
-        "metrics": {m: [(record.metrics.get(m) or [None])[0] for record in records] for m in metrics},
+        "metrics": {
+            m: [record.metrics[m][0] if record.metrics.get(m) else None for record in records]
+            for m in metrics
+        },
         "code_diff": "".join(diffs),
     }

@@ -13,7 +13,7 @@ import errno
 import os
 import stat
 from pathlib import Path
-from typing import Tuple
+from typing import Tuple, Union
 
 from RLA.errors import UnsafePathError
 
@@ -107,7 +107,7 @@ def check_relative(text: object, what: str = "path") -> Tuple[str, ...]:
     return parts
 
 
-def inside(root: os.PathLike, path: os.PathLike) -> Path:
+def inside(root: Union[str, os.PathLike], path: Union[str, os.PathLike]) -> Path:
     """Return ``path`` when it resolves inside ``root`` (symlinks resolved), else raise."""
     root_resolved = Path(root).resolve()
     resolved = Path(path).resolve()
@@ -121,7 +121,7 @@ def inside(root: os.PathLike, path: os.PathLike) -> Path:
     return Path(path)
 
 
-def no_symlink_between(root: os.PathLike, path: os.PathLike) -> Path:
+def no_symlink_between(root: Union[str, os.PathLike], path: Union[str, os.PathLike]) -> Path:
     """Return ``path`` when no existing component from ``root`` (excluded) to ``path`` is a symlink.
 
     ``path`` must be ``root`` joined with relative components. Components that do not exist yet
@@ -141,7 +141,7 @@ def no_symlink_between(root: os.PathLike, path: os.PathLike) -> Path:
     return Path(path)
 
 
-def _link_refused(path: os.PathLike, target: str) -> UnsafePathError:
+def _link_refused(path: Union[str, os.PathLike], target: str) -> UnsafePathError:
     return UnsafePathError(
         f"The path {str(path)!r} is a symbolic link",
         expected="plain directories and files inside the data root",
@@ -150,7 +150,7 @@ def _link_refused(path: os.PathLike, target: str) -> UnsafePathError:
     )
 
 
-def safe_join(root: os.PathLike, relative: str, what: str = "path") -> Path:
+def safe_join(root: Union[str, os.PathLike], relative: str, what: str = "path") -> Path:
     """``root / relative`` after checking every component and that no link is on the way."""
     parts = check_relative(relative, what)
     path = Path(root).joinpath(*parts)
@@ -158,7 +158,7 @@ def safe_join(root: os.PathLike, relative: str, what: str = "path") -> Path:
     return inside(root, path)
 
 
-def makedirs_inside(root: os.PathLike, path: os.PathLike, mode: int = 0o777) -> Path:
+def makedirs_inside(root: Union[str, os.PathLike], path: Union[str, os.PathLike], mode: int = 0o777) -> Path:
     """Create the missing folders from ``root`` (excluded) down to ``path``, never through a link.
 
     Each component must be a plain name; an existing one must be a real folder (a symlink or
@@ -169,7 +169,7 @@ def makedirs_inside(root: os.PathLike, path: os.PathLike, mode: int = 0o777) -> 
     return inside(root, path)
 
 
-def open_dir_inside(root: os.PathLike, path: os.PathLike, mode: int = 0o777) -> int:
+def open_dir_inside(root: Union[str, os.PathLike], path: Union[str, os.PathLike], mode: int = 0o777) -> int:
     """A descriptor of the folder ``path`` below ``root``, each component opened from the last.
 
     The folders are created when missing and opened one by one with ``O_NOFOLLOW`` relative

@@ -37,7 +37,7 @@ def leaf_bytes(leaf: Any) -> memoryview:
         flat = leaf.detach().cpu().contiguous().reshape(-1)
         return memoryview(flat.view(torch.uint8).numpy()) if flat.numel() else memoryview(b"")
     arr = np.ascontiguousarray(leaf).reshape(-1)
-    return memoryview(arr.view(np.uint8)) if arr.size else memoryview(b"")
+    return arr.view(np.uint8).data if arr.size else memoryview(b"")
 
 
 def leaf_crc(leaf: Any) -> int:

@@ -210,8 +210,10 @@ class CheckpointSaver:
                 except CheckpointError as exc:
                     errors.append(exc)
                     continue
-                for exc in errors:
-                    warnings.warn(f"skipped an unreadable checkpoint: {exc}", RuntimeWarning, stacklevel=3)
+                for skipped in errors:
+                    warnings.warn(
+                        f"skipped an unreadable checkpoint: {skipped}", RuntimeWarning, stacklevel=3
+                    )
                 return loaded
             raise errors[0]
         if isinstance(step, str) and step.isdigit():

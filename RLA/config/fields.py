@@ -105,7 +105,7 @@ def validate_section(cls: Type[T], raw: Any, source: str, prefix: str = "") -> T
         name = lookup[key]
         field = fields[name]
         values[name] = _check(field, _from_text(field, value), source, f"{prefix}{key}")
-    return cls(**values)  # type: ignore[call-arg]
+    return cls(**values)
 
 
 def _from_text(field: dataclasses.Field, value: Any) -> Any:

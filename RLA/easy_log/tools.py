@@ -42,7 +42,7 @@ class DeleteLogTool(_DeleteLogTool):
 
     def delete_related_log(
         self,
-        skip_ask: bool = False,  # type: ignore[override]
+        skip_ask: bool = False,
         delete_log_types: Sequence[str] | None = None,
     ) -> int:
         """Show the matches, ask ``delete these files? (y/n)``, delete; returns the (run x type) count."""

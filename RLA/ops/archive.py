@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import os
-from typing import Iterable
+from typing import Iterable, Union
 
 from RLA.layout import RunLayout
 from RLA.ops.plan import COPY, MOVE, Plan, build_plan
 
 
 def plan_archive(
-    data_root: os.PathLike, runs: Iterable[RunLayout], copy: bool = False, restore: bool = False
+    data_root: Union[str, os.PathLike], runs: Iterable[RunLayout], copy: bool = False, restore: bool = False
 ) -> Plan:
     """Plan archiving ``runs`` (all data types together).
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Iterator, List, Set, Tuple
+from typing import Dict, Iterator, List, Set, Tuple, Union
 
 from RLA.layout import CORE_TYPES, DATA_TYPES, TRASH, day_of, iter_run_dirs, type_root
 from RLA.ops.journal import JournalError, load_journal, pending_journals
@@ -133,7 +133,7 @@ def _type_roots(data_root: Path) -> Iterator[Path]:
                 yield type_root(base, data_type, archived)
 
 
-def staged_entries(data_root: os.PathLike) -> Iterator[Tuple[Path, str, str]]:
+def staged_entries(data_root: Union[str, os.PathLike]) -> Iterator[Tuple[Path, str, str]]:
     """``(path, op_id, kind)`` of every hidden partial copy or to-be-deleted folder."""
     for base in _type_roots(Path(data_root)):
         for day in _day_dirs(base):
@@ -164,7 +164,7 @@ def _journal_findings(data_root: Path, report: FsckReport) -> Set[str]:
     return owned
 
 
-def scan(data_root: os.PathLike) -> FsckReport:
+def scan(data_root: Union[str, os.PathLike]) -> FsckReport:
     """Report pending journals, fragments, split runs and stray partial copies."""
     root = Path(data_root)
     report = FsckReport()
@@ -187,7 +187,7 @@ def scan(data_root: os.PathLike) -> FsckReport:
     return report
 
 
-def repair(data_root: os.PathLike) -> FsckReport:
+def repair(data_root: Union[str, os.PathLike]) -> FsckReport:
     """Finish pending journals and remove stray partial copies, then scan again."""
     root = Path(data_root)
     with RootsLock([root]) as held:

@@ -14,7 +14,7 @@ import secrets
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Union
 
 from RLA.errors import RLAError
 from RLA.fs import atomic_write_json, fsync_dir
@@ -166,7 +166,7 @@ def _run_from_dict(raw: Dict[str, Any], dst_root: Path) -> JournalRun:
     return JournalRun(str(raw["index"]), steps, target, bool(raw.get("rewrite")))
 
 
-def load_journal(data_root: os.PathLike, path: os.PathLike) -> Journal:
+def load_journal(data_root: Union[str, os.PathLike], path: Union[str, os.PathLike]) -> Journal:
     """Read a journal of ``data_root``.
 
     Raises:
@@ -219,7 +219,7 @@ def _check_confirmation(journal: Journal) -> None:
         )
 
 
-def pending_journals(data_root: os.PathLike) -> List[Path]:
+def pending_journals(data_root: Union[str, os.PathLike]) -> List[Path]:
     """The journals of interrupted operations, oldest first."""
     folder = journal_dir(data_root)
     if not folder.is_dir():

@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Optional, Union
 
 from RLA.errors import RLAError
 from RLA.layout import ARCHIVE_TESTER, DATA_TYPES, LEGACY_TYPES, TRASH, RunLayout
@@ -51,7 +51,7 @@ def _refuse(what: str, found: str) -> JournalPathError:
     )
 
 
-def _rel(path: os.PathLike, root: os.PathLike) -> str:
+def _rel(path: Union[str, os.PathLike], root: Union[str, os.PathLike]) -> str:
     return Path(os.path.relpath(path, root)).as_posix()
 
 

@@ -11,7 +11,7 @@ import fcntl
 import os
 import time
 from pathlib import Path
-from typing import Iterable, List, Optional
+from typing import Iterable, List, Optional, Union
 
 from RLA.errors import RLAError
 from RLA.layout import JOURNAL_DIR
@@ -26,7 +26,7 @@ class OperationBusyError(RLAError):
     """Another operation holds the data root's lock for too long."""
 
 
-def journal_dir(data_root: os.PathLike, create: bool = False) -> Path:
+def journal_dir(data_root: Union[str, os.PathLike], create: bool = False) -> Path:
     """``<data_root>/.rla-journal`` (refused when it is a symlink: it could lead outside)."""
     path = Path(data_root) / JOURNAL_DIR
     no_symlink_between(data_root, path)
@@ -38,7 +38,7 @@ def journal_dir(data_root: os.PathLike, create: bool = False) -> Path:
 class OpsLock:
     """Exclusive lock of one data root (a context manager; ``close()`` is idempotent)."""
 
-    def __init__(self, data_root: os.PathLike, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(self, data_root: Union[str, os.PathLike], timeout: float = DEFAULT_TIMEOUT) -> None:
         self.data_root = Path(data_root)
         self.timeout = timeout
         self._fd: Optional[int] = None
@@ -90,14 +90,14 @@ class RootsLock:
     """The locks of several data roots, taken in one fixed order (no deadlock between two
     migrations in opposite directions)."""
 
-    def __init__(self, roots: Iterable[os.PathLike], timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(self, roots: Iterable[Union[str, os.PathLike]], timeout: float = DEFAULT_TIMEOUT) -> None:
         unique = {os.path.realpath(os.fspath(root)): Path(root) for root in roots}
         self.roots = [unique[key] for key in sorted(unique)]
         self.keys = set(unique)
         self.timeout = timeout
         self._held: List[OpsLock] = []
 
-    def holds(self, root: os.PathLike) -> bool:
+    def holds(self, root: Union[str, os.PathLike]) -> bool:
         return os.path.realpath(os.fspath(root)) in self.keys
 
     def __enter__(self) -> "RootsLock":

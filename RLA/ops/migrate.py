@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Iterable, Optional, Union
 
 from RLA.errors import RLAError
 from RLA.layout import RUN_INFO_FILE, RunLayout, check_task
@@ -57,10 +57,10 @@ def _refuse_nested(source: Path, target: Path) -> None:
 
 
 def plan_migrate(
-    data_root: os.PathLike,
+    data_root: Union[str, os.PathLike],
     runs: Iterable[RunLayout],
     to_task: Optional[str] = None,
-    to_data_root: Optional[os.PathLike] = None,
+    to_data_root: Optional[Union[str, os.PathLike]] = None,
     move: bool = False,
 ) -> Plan:
     """Plan copying (or moving) ``runs`` to task ``to_task`` under ``to_data_root``.

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, List, Optional
+from typing import Callable, Iterable, List, Optional, Union
 
 from RLA.errors import DiskFullError, RLAError
 from RLA.layout import TRASH as TRASH_DIR
@@ -31,7 +31,7 @@ ACTIONS = (MOVE, COPY, TRASH, PURGE)
 Progress = Callable[[Iterable["RunPlan"], int], Iterable["RunPlan"]]
 
 
-def inside(path: os.PathLike, root: os.PathLike) -> bool:
+def inside(path: Union[str, os.PathLike], root: Union[str, os.PathLike]) -> bool:
     """Whether ``path`` lies strictly inside ``root``, by name (``..`` normalised)."""
     path_abs = os.path.abspath(os.fspath(path))
     root_abs = os.path.abspath(os.fspath(root))
@@ -268,10 +268,10 @@ def fill_run_plan(plan: Plan, run_plan: RunPlan) -> None:
 
 def build_plan(
     action: str,
-    data_root: os.PathLike,
+    data_root: Union[str, os.PathLike],
     runs: Iterable[RunLayout],
     target: Optional[Callable[[RunLayout], RunLayout]] = None,
-    target_root: Optional[os.PathLike] = None,
+    target_root: Optional[Union[str, os.PathLike]] = None,
     rewrite: bool = False,
     verb: str = "",
 ) -> Plan:

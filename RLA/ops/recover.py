@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import List, Optional
+from typing import List, Optional, Union
 
 from RLA.ops.journal import Journal, JournalError, load_journal, pending_journals
 from RLA.ops.lock import RootsLock
@@ -55,7 +55,7 @@ def finish_journal(journal: Journal) -> List[str]:
     return notes
 
 
-def recover_locked(data_root: os.PathLike, held: Optional[RootsLock] = None) -> Recovery:
+def recover_locked(data_root: Union[str, os.PathLike], held: Optional[RootsLock] = None) -> Recovery:
     """Finish every pending journal of ``data_root``; the caller holds its lock.
 
     A journal whose target is another data root also takes that root's lock. An unreadable
@@ -88,7 +88,7 @@ def recover_locked(data_root: os.PathLike, held: Optional[RootsLock] = None) -> 
     return result
 
 
-def recover(data_root: os.PathLike) -> Recovery:
+def recover(data_root: Union[str, os.PathLike]) -> Recovery:
     """Take the data root's lock and finish every pending journal (see :func:`recover_locked`).
 
     Without a pending journal nothing is touched (not even the lock file is created).

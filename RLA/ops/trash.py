@@ -18,17 +18,17 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from RLA.errors import RunNotFoundError
 from RLA.layout import DATA_TYPES, TRASH, RunLayout, find_runs, iter_run_dirs
-from RLA.ops.plan import MOVE, Plan, RunPlan, fill_run_plan
+from RLA.ops.plan import MOVE, Plan, Progress, RunPlan, fill_run_plan
 from RLA.safe_paths import check_name, no_symlink_between
 
 _STAMP_RE = re.compile(r"^(?P<when>\d{8}-\d{6})-\d+(?:-[0-9a-f]+)?$")
 
 
-def trash_dir(data_root: os.PathLike) -> Path:
+def trash_dir(data_root: Union[str, os.PathLike]) -> Path:
     """``<data_root>/.trash`` (refused when it is a link: it could lead outside the data root).
 
     Raises:
@@ -50,7 +50,7 @@ def stamp_time(stamp: str) -> Optional[_dt.datetime]:
         return None
 
 
-def stamp_folders(data_root: os.PathLike) -> List[Path]:
+def stamp_folders(data_root: Union[str, os.PathLike]) -> List[Path]:
     """The stamp folders of the trash, oldest first (links and hidden entries skipped)."""
     folder = trash_dir(data_root)
     if not folder.is_dir():
@@ -84,7 +84,7 @@ class TrashedRun:
     def deleted_at(self) -> Optional[_dt.datetime]:
         return stamp_time(self.stamp)
 
-    def home(self, data_root: os.PathLike) -> RunLayout:
+    def home(self, data_root: Union[str, os.PathLike]) -> RunLayout:
         """Where the run lived (and goes back to) in ``data_root``."""
         return self.layout.moved(data_root=Path(data_root))
 
@@ -111,7 +111,7 @@ def _runs_in(stamp: Path, task: Optional[str]) -> Dict[Tuple[bool, str], RunLayo
     return found
 
 
-def list_trash(data_root: os.PathLike, task: Optional[str] = None) -> List[TrashedRun]:
+def list_trash(data_root: Union[str, os.PathLike], task: Optional[str] = None) -> List[TrashedRun]:
     """Every run in the trash (one entry per stamp folder it is in), oldest deletion first.
 
     Raises:
@@ -125,7 +125,7 @@ def list_trash(data_root: os.PathLike, task: Optional[str] = None) -> List[Trash
 
 
 def find_trashed(
-    data_root: os.PathLike,
+    data_root: Union[str, os.PathLike],
     selectors: Sequence[str] = (),
     task: Optional[str] = None,
     stamp: Optional[str] = None,
@@ -210,7 +210,7 @@ class RestorePlan(Plan):
         )
         return "\n".join(lines)
 
-    def apply(self, progress=None):  # type: ignore[no-untyped-def]  # same signature as Plan.apply
+    def apply(self, progress: Optional[Progress] = None) -> List[RunPlan]:
         try:
             return super().apply(progress)
         finally:
@@ -230,7 +230,7 @@ def refuse_live_run(run_plan: RunPlan) -> None:
         )
 
 
-def plan_restore(data_root: os.PathLike, items: Iterable[TrashedRun]) -> RestorePlan:
+def plan_restore(data_root: Union[str, os.PathLike], items: Iterable[TrashedRun]) -> RestorePlan:
     """Plan moving ``items`` (from :func:`find_trashed`) back to their places; nothing moves
     until ``apply()``.
 

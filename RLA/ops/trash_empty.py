@@ -14,7 +14,7 @@ import datetime as _dt
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import List, Optional
+from typing import List, Optional, Union
 
 from RLA.errors import RLAError
 from RLA.layout import TRASH
@@ -84,7 +84,7 @@ class EmptyPlan:
 
 
 def plan_empty(
-    data_root: os.PathLike, older_than: Optional[float] = None, now: Optional[_dt.datetime] = None
+    data_root: Union[str, os.PathLike], older_than: Optional[float] = None, now: Optional[_dt.datetime] = None
 ) -> EmptyPlan:
     """Plan emptying the trash (every stamp folder, or those older than ``older_than`` days).
 
