@@ -19,7 +19,7 @@ import os
 import shutil
 import time
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, List, Optional
 from urllib.parse import unquote, urlsplit
 
 from RLA.config.fields import validate_section
@@ -27,6 +27,7 @@ from RLA.config.remote import RemoteSettings
 from RLA.errors import ConfigError
 from RLA.layout import iter_run_dirs
 from RLA.safe_paths import inside
+from RLA.sync.catalog_modes import by_catalog, files_generation, save_files_generation
 from RLA.sync.report import SyncReport
 from RLA.sync.store_mirror import load_state, mirror
 from RLA.sync.syncer import RunSyncer
@@ -41,6 +42,8 @@ SCHEMES = ("s3", "sftp", "file")
 #: Seconds a refresh is trusted without asking the store again (0: every command lists it).
 MAX_AGE_ENV = "RLA_REMOTE_MAX_AGE"
 DEFAULT_MAX_AGE = 0.0
+#: ``0`` reads an object store by listing it even when it has a catalog.
+CATALOG_ENV = "RLA_REMOTE_CATALOG"
 
 
 def is_url(text: object) -> bool:
@@ -149,19 +152,28 @@ def _fresh(cache: Path, where: str, max_age: float) -> bool:
     )
 
 
+def catalog_enabled() -> bool:
+    """Whether an object store's catalog may be read (``$RLA_REMOTE_CATALOG`` is not ``0``)."""
+    return os.environ.get(CATALOG_ENV, "1").strip() != "0"
+
+
 def refresh(
     settings: RemoteSettings,
     cache: Path,
     warn: Optional[Callable[[str], None]] = None,
     connect: Optional[Callable[[], Any]] = None,
     max_age: Optional[float] = None,
+    files: bool = True,
 ) -> Path:
     """Bring ``cache`` up to date with the store; returns it (a data root for the query).
 
-    One recursive listing per mirrored data type, then only the changed files are fetched
-    (:func:`RLA.sync.store_mirror.mirror`). With ``max_age`` seconds (default
-    ``$RLA_REMOTE_MAX_AGE``, else 0), a cache refreshed that recently is used as it is,
-    without asking the store: changes made since are seen once it is older.
+    An object store with a catalog (:mod:`RLA.sync.catalog_read`) costs one HEAD when no
+    push happened since the last refresh. Otherwise, with ``files=False`` (what listing
+    runs needs) the catalog's new entries are applied; with ``files=True`` (curves and
+    logs too), and on stores without a catalog, one recursive listing per mirrored data
+    type, then only the changed files are fetched (:func:`RLA.sync.store_mirror.mirror`).
+    With ``max_age`` seconds (default ``$RLA_REMOTE_MAX_AGE``, else 0), a cache listed
+    that recently is used as it is, without asking the store.
     """
     max_age = max_age_from_env() if max_age is None else max_age
     cache.mkdir(parents=True, exist_ok=True)
@@ -171,17 +183,26 @@ def refresh(
     limit = min(settings.max_file_size or MAX_CACHED_FILE, MAX_CACHED_FILE)
     refuse = syncer._refuser("pull")  # noqa: SLF001 - the syncer's warn-once reporting
     report = SyncReport("pull", syncer.where)
-    seen: set = set()
+    seen: List[Optional[set]] = [None]
+    use_catalog = settings.file_transfer_protocol == "s3" and catalog_enabled()
 
     def work(transport: Any) -> None:
+        if use_catalog:
+            done, present = by_catalog(transport, syncer.remote_root, cache, syncer.where, limit, files)
+            if done:
+                seen[0] = None if present is None else set(present)
+                return
+        generation = files_generation(transport, syncer.remote_root) if use_catalog else None
         result = mirror(
             transport, syncer.remote_root, cache, MIRRORED_TYPES, limit, refuse, where=syncer.where
         )
-        seen.clear()
-        seen.update(result.runs)
+        seen[0] = set(result.runs)
+        if generation is not None:
+            save_files_generation(cache, syncer.where, generation)
 
     syncer._with_retries(work, report, "bytes_received")  # noqa: SLF001 - same retries as rla sync pull
-    _prune(cache, seen)
+    if seen[0] is not None:
+        _prune(cache, seen[0])
     return cache
 
 
@@ -208,6 +229,7 @@ def open_data_root(
     warn: Optional[Callable[[str], None]] = None,
     connect: Optional[Callable[[], Any]] = None,
     max_age: Optional[float] = None,
+    files: bool = True,
 ) -> Path:
     """A local data root to query for ``url``: the folder itself for ``file://``, else the refreshed cache.
 
@@ -217,8 +239,12 @@ def open_data_root(
         base: the project's ``REMOTE_SETTING`` (endpoint, profile, SSH key of the same store).
         cache: the cache folder (default: :func:`cache_dir`).
         max_age: trust a refresh this many seconds old (default ``$RLA_REMOTE_MAX_AGE``, else 0).
+        files: bring the curves and logs too (``False``: only what listing runs needs, which
+            an object store's catalog answers without listing the store).
     """
     if urlsplit(url).scheme == "file":
         return Path(unquote(urlsplit(url).path))
     settings = settings or settings_for(url, base)
-    return refresh(settings, cache or cache_dir(settings), warn=warn, connect=connect, max_age=max_age)
+    return refresh(
+        settings, cache or cache_dir(settings), warn=warn, connect=connect, max_age=max_age, files=files
+    )

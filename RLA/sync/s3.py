@@ -111,7 +111,8 @@ class S3Transport(Transport):
         """Requests sent so far, per S3 operation."""
         return dict(self.client.requests)
 
-    def _key(self, rpath: str) -> str:
+    def key_of(self, rpath: str) -> str:
+        """The object key of the remote path ``rpath`` (below the prefix)."""
         rel = posixpath.normpath("/" + rpath).lstrip("/")
         return f"{self.prefix}{rel}" if rel not in ("", ".") else self.prefix.rstrip("/")
 
@@ -122,7 +123,7 @@ class S3Transport(Transport):
 
     def listed_tag(self, rpath: str) -> str:
         """The ETags of the pieces of ``rpath`` as the last :meth:`walk` listed them ("" if it did not)."""
-        joined = self._listed.get(self._key(rpath))
+        joined = self._listed.get(self.key_of(rpath))
         return joined.etag if joined is not None else ""
 
     def _forget(self, *keys: str) -> None:
@@ -145,7 +146,7 @@ class S3Transport(Transport):
         return dict((head or {}).get("Metadata", {}))  # type: ignore[call-overload]
 
     def stat(self, rpath: str) -> Optional[RemoteStat]:
-        joined, head = self._joined_head(self._key(rpath))
+        joined, head = self._joined_head(self.key_of(rpath))
         if not joined.pieces:
             return None
         meta = self._meta(joined, head)
@@ -154,7 +155,7 @@ class S3Transport(Transport):
         return RemoteStat(joined.size, mtime, mode)
 
     def listdir(self, rpath: str) -> List[RemoteEntry]:
-        key = self._key(rpath)
+        key = self.key_of(rpath)
         base = f"{key}/" if key else ""
         objects, prefixes = self.client.list(base, delimiter="/")
         files = {o.key[len(base) :]: o for o in objects if o.key != base}
@@ -182,7 +183,7 @@ class S3Transport(Transport):
         Like :meth:`Transport.walk`, only keys whose every component is a plain name are
         yielded, at most :data:`MAX_WALK_DEPTH` levels down; the others go to ``refuse``.
         """
-        key = self._key(rpath)
+        key = self.key_of(rpath)
         base = f"{key}/" if key else ""
         objects, _ = self.client.list(base)
         refused: Set[str] = set()
@@ -209,7 +210,7 @@ class S3Transport(Transport):
         A piece replaced since the listing reads as gone (its parts are keyed by the base's
         ETag) or with another size, which the caller's size check refuses.
         """
-        key = self._key(rpath)
+        key = self.key_of(rpath)
         hinted = key in self._listed
         joined = self._listed.get(key) or self._joined(key)
         if not joined.pieces:
@@ -256,7 +257,7 @@ class S3Transport(Transport):
         expect_size: Optional[int] = None,
         mode: Optional[int] = None,
     ) -> WriteResult:
-        key = self._key(rpath)
+        key = self.key_of(rpath)
         self._forget(key)
         meta = _metadata(mtime, mode)
         if offset == 0 and expect_size is None:
@@ -347,7 +348,7 @@ class S3Transport(Transport):
         return [p.key for p in parts]
 
     def rename(self, src: str, dst: str) -> None:
-        skey, dkey = self._key(src), self._key(dst)
+        skey, dkey = self.key_of(src), self.key_of(dst)
         self._forget(skey, dkey)
         joined = self._joined(skey)
         if not joined.pieces:
@@ -366,14 +367,14 @@ class S3Transport(Transport):
         self.client.delete([p.key for p in joined.pieces] + list(joined.stale))
 
     def remove(self, rpath: str) -> None:
-        key = self._key(rpath)
+        key = self.key_of(rpath)
         self._forget(key)
         self._drop_parts(key)
         self.client.delete([key])
 
     def set_mtime(self, rpath: str, mtime: float) -> None:
-        self._forget(self._key(rpath))
-        joined, head = self._joined_head(self._key(rpath))
+        self._forget(self.key_of(rpath))
+        joined, head = self._joined_head(self.key_of(rpath))
         if not joined.pieces:
             raise TransportError(
                 f"S3 cannot set the time of {rpath}: no such object",

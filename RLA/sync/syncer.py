@@ -117,6 +117,9 @@ class RunSyncer:
         started = time.perf_counter()
         runs = list(runs)
         report = SyncReport("push", self.where, runs=len(runs), dry_run=dry_run)
+        from RLA.sync.catalog_publish import for_push
+
+        catalog = for_push(self, runs, dry_run)  # an object store's catalog: entries read before the upload
         todo = []
         for run in runs:
             manifest = RunManifest.load(manifest_path(self.data_root, self.target, run))
@@ -126,12 +129,15 @@ class RunSyncer:
                 todo.append(run)
                 report.planned.extend((run.index, s.action.value, s.key) for s in steps)
         report.runs_changed = len(todo)
-        if todo and not dry_run:
+        if (todo or catalog is not None) and not dry_run:
             done: Set[str] = set()
 
             def work(transport: Transport) -> None:
                 pending = [run for run in todo if run.relative not in done]
-                self._parallel(transport, pending, report, done, progress)
+                if pending:
+                    self._parallel(transport, pending, report, done, progress)
+                if catalog is not None:  # after every run's files: no reader sees an entry before them
+                    catalog.publish(transport)
 
             self._with_retries(work, report, "bytes_sent")
         report.seconds = time.perf_counter() - started

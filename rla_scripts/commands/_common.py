@@ -23,19 +23,24 @@ T = TypeVar("T")
 
 
 def resolve_data_root(
-    explicit: Optional[str] = None, cwd: Optional[os.PathLike] = None, new_ok: bool = False
+    explicit: Optional[str] = None,
+    cwd: Optional[os.PathLike] = None,
+    new_ok: bool = False,
+    files: bool = True,
 ) -> Path:
     """Find the data root (see the module docstring).
 
     Args:
         new_ok: return the ``DATA_ROOT`` of an rla_config.yaml even when that folder does
             not exist yet (a new project before its first run: ``rla list`` shows 0 runs).
+        files: for a URL, bring the runs' curves and logs into the cache too (``False``:
+            only what listing runs needs; an object store's catalog answers it).
 
     Raises:
         ConfigError: nothing names a data root, or the named folder does not exist.
     """
     if explicit and "://" in explicit:
-        return _remote_data_root(explicit, cwd)
+        return _remote_data_root(explicit, cwd, files)
     if explicit:
         root, origin = Path(explicit).expanduser(), "--data-root"
     elif os.environ.get(DATA_ROOT_ENV):
@@ -75,7 +80,7 @@ def resolve_data_root(
     return root
 
 
-def _remote_data_root(url: str, cwd: Optional[os.PathLike] = None) -> Path:
+def _remote_data_root(url: str, cwd: Optional[os.PathLike] = None, files: bool = True) -> Path:
     """``s3://`` / ``sftp://`` / ``file://``: the local cache of the store, refreshed now
     (endpoint, profile or SSH key from the nearest rla_config.yaml's REMOTE_SETTING)."""
     from RLA.config import find_config, load_config
@@ -83,7 +88,9 @@ def _remote_data_root(url: str, cwd: Optional[os.PathLike] = None) -> Path:
 
     config = find_config(cwd)
     base = load_config(config).remote if config is not None else None
-    return open_data_root(url, base=base, warn=lambda message: print(f"warning: {message}", file=sys.stderr))
+    return open_data_root(
+        url, base=base, warn=lambda message: print(f"warning: {message}", file=sys.stderr), files=files
+    )
 
 
 def add_data_root(parser: argparse.ArgumentParser) -> None:

@@ -76,7 +76,8 @@ def run(args: argparse.Namespace) -> int:
     from rla_scripts.commands import _list_groups, _listing
 
     _list_groups.check_options(args)
-    data_root = resolve_data_root(args.data_root, new_ok=True)
+    # --group-by reads the curves' final values; a plain listing needs only the index
+    data_root = resolve_data_root(args.data_root, new_ok=True, files=bool(args.group_by))
     archived = None if args.all else args.archived
     selection = _listing.select_or_nothing(args, data_root, archived)
     if selection is None:

@@ -1,8 +1,9 @@
-"""Reading a bucket in place: one listing per data type, only changed files fetched (moto's S3 server).
+"""Reading a bucket in place by listing it: one listing per data type, only changed files fetched (moto's S3 server).
 
 Requests are counted by the transport's client (every S3 call goes through it), so
 "an unchanged store costs only the listing" is checked exactly, not timed.
 """
+
 from __future__ import annotations
 
 import io
@@ -10,6 +11,7 @@ from pathlib import Path
 from typing import Any, List
 
 import pytest
+from s3_server import S3Box
 
 from RLA.errors import ConfigError
 from RLA.layout import iter_run_dirs
@@ -20,9 +22,14 @@ from RLA.sync.base import RemoteFileError
 from RLA.sync.remote_root import MIRRORED_TYPES, open_data_root
 from RLA.sync.store_mirror import STATE_FILE
 from RLA.sync.syncer import RunSyncer
-from s3_server import S3Box
 
 pytestmark = pytest.mark.timeout(180)
+
+
+@pytest.fixture(autouse=True)
+def _listing_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are about the listing path: the store's catalog is not read (test_s3_catalog.py)."""
+    monkeypatch.setenv("RLA_REMOTE_CATALOG", "0")
 
 
 class Opened:
@@ -44,7 +51,9 @@ class Opened:
 def _store(box: S3Box, tmp_path: Path, runs: int = 3) -> tuple:
     source = tmp_path / "src"
     for seed in range(runs):
-        make_query_run(source, task="demo", params={"seed": seed}, curves={"r": [seed * i for i in range(30)]})
+        make_query_run(
+            source, task="demo", params={"seed": seed}, curves={"r": [seed * i for i in range(30)]}
+        )
     settings = box.settings(prefix="lab")
     RunSyncer(settings, source).push(list(iter_run_dirs(source)))
     return source, settings
@@ -52,8 +61,14 @@ def _store(box: S3Box, tmp_path: Path, runs: int = 3) -> tuple:
 
 def _refresh(box: S3Box, settings: Any, cache: Path, warnings: List[str] | None = None, **kw: Any) -> Opened:
     opened = Opened(settings)
-    open_data_root(f"s3://{box.bucket}/lab", settings=settings, cache=cache, connect=opened,
-                   warn=(warnings.append if warnings is not None else None), **kw)
+    open_data_root(
+        f"s3://{box.bucket}/lab",
+        settings=settings,
+        cache=cache,
+        connect=opened,
+        warn=(warnings.append if warnings is not None else None),
+        **kw,
+    )
     return opened
 
 
@@ -66,7 +81,9 @@ def test_an_unchanged_store_costs_only_the_listing(s3_bucket: S3Box, tmp_path: P
     source, settings = _store(s3_bucket, tmp_path)
     cache = tmp_path / "cache"
     cold = _refresh(s3_bucket, settings, cache).requests()
-    files = [p for t in MIRRORED_TYPES if (source / t).exists() for p in (source / t).rglob("*") if p.is_file()]
+    files = [
+        p for t in MIRRORED_TYPES if (source / t).exists() for p in (source / t).rglob("*") if p.is_file()
+    ]
     assert cold == {"head_bucket": 1, "list_objects_v2": len(MIRRORED_TYPES), "get_object": len(files)}
     warm = _refresh(s3_bucket, settings, cache).requests()
     assert warm == {"head_bucket": 1, "list_objects_v2": len(MIRRORED_TYPES)}
@@ -115,11 +132,17 @@ def test_deleted_runs_and_files_leave_the_cache(s3_bucket: S3Box, tmp_path: Path
     assert sorted(r.relative for r in iter_run_dirs(cache)) == sorted(r.relative for r in runs[1:])
 
 
-HOSTILE = ["log/../../escape.txt", "log/demo/2026/01/01/../../../../../../escape2.txt", "log//demo/x",
-           "/log/demo/2026/01/01/12-00-00-000000_1.2.3.4/abs.txt", "log/demo/2026/01/01/x\x1b[31m/a",
-           "log/demo/2026/01/01/12-00-00-000001_1.2.3.4/..", "archive_tester/../../escape3.json",
-           "log/demo/2026/01/01/12-00-00-000002_1.2.3.4/sub/../../../../../../../escape4.txt",
-           "code/demo/2026/01/01/12-00-00-000003_1.2.3.4/\x9bevil.py"]
+HOSTILE = [
+    "log/../../escape.txt",
+    "log/demo/2026/01/01/../../../../../../escape2.txt",
+    "log//demo/x",
+    "/log/demo/2026/01/01/12-00-00-000000_1.2.3.4/abs.txt",
+    "log/demo/2026/01/01/x\x1b[31m/a",
+    "log/demo/2026/01/01/12-00-00-000001_1.2.3.4/..",
+    "archive_tester/../../escape3.json",
+    "log/demo/2026/01/01/12-00-00-000002_1.2.3.4/sub/../../../../../../../escape4.txt",
+    "code/demo/2026/01/01/12-00-00-000003_1.2.3.4/\x9bevil.py",
+]
 
 
 def test_hostile_keys_are_refused(s3_bucket: S3Box, tmp_path: Path) -> None:
@@ -137,7 +160,9 @@ def test_hostile_keys_are_refused(s3_bucket: S3Box, tmp_path: Path) -> None:
     assert len(list_runs(cache)) == 3
 
 
-def test_a_recent_refresh_is_trusted_for_max_age_seconds(s3_bucket: S3Box, tmp_path: Path, monkeypatch) -> None:
+def test_a_recent_refresh_is_trusted_for_max_age_seconds(
+    s3_bucket: S3Box, tmp_path: Path, monkeypatch
+) -> None:
     """Within max_age no connection is made; with 0 the store is listed again; a bad value is refused."""
     source, settings = _store(s3_bucket, tmp_path, runs=1)
     cache = tmp_path / "cache"
@@ -157,7 +182,9 @@ def test_a_recent_refresh_is_trusted_for_max_age_seconds(s3_bucket: S3Box, tmp_p
         open_data_root(url, settings=settings, cache=cache, connect=no_connection)
     (cache / STATE_FILE).write_text("{not json")  # a damaged record: listed and checked again
     monkeypatch.delenv("RLA_REMOTE_MAX_AGE")
-    assert _refresh(s3_bucket, settings, cache, max_age=3600).requests()["list_objects_v2"] == len(MIRRORED_TYPES)
+    assert _refresh(s3_bucket, settings, cache, max_age=3600).requests()["list_objects_v2"] == len(
+        MIRRORED_TYPES
+    )
 
 
 def test_an_object_replaced_after_the_listing_is_not_read(s3_bucket: S3Box, tmp_path: Path) -> None:
@@ -226,9 +253,12 @@ def test_a_settled_run_changed_on_the_store_is_seen_at_once(s3_bucket: S3Box, tm
         handle.write("30,1000.0\n")
     RunSyncer(settings, source).push([runs[1]])
     _refresh(s3_bucket, settings, cache)
-    code = ("import sys, json; from RLA.query import list_runs; f = list_runs(sys.argv[1]); "
-            "print(json.dumps(dict(zip(f['index'], zip(f['status'], f['n_rows'].astype(int))))))")
-    out = subprocess.run([sys.executable, "-c", code, str(cache)], capture_output=True, text=True, timeout=120,
-                         check=True).stdout  # a new process: it trusts what the index says is settled
+    code = (
+        "import sys, json; from RLA.query import list_runs; f = list_runs(sys.argv[1]); "
+        "print(json.dumps(dict(zip(f['index'], zip(f['status'], f['n_rows'].astype(int))))))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(cache)], capture_output=True, text=True, timeout=120, check=True
+    ).stdout  # a new process: it trusts what the index says is settled
     status = json.loads(out.strip().splitlines()[-1])
     assert status == {runs[0].index: ["crashed", 30], runs[1].index: ["finished", 31]}

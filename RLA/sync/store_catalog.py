@@ -1,0 +1,215 @@
+"""The store-side catalog's format: per-run entries, the objects that hold them, and their checks.
+
+Every push to an object store publishes, after the run files themselves, a small summary
+of each run it changed (an *entry*): the text of the few files the query reads besides
+the curves (``run.json``, ``parameter.json``, ``backup.txt``, the ``archive_tester``
+JSON, with their modification times) and the summary of ``progress.csv`` the query index
+keeps (rows, last time-step, last/min/max of every metric). Entries live in immutable
+JSON objects below ``<root>/.rla-catalog/``: ``entries/<stamp>-<nonce>.json`` (one per
+push) and ``shards/<stamp>-<nonce>.json`` (compacted). A run's newest entry (largest
+``stamp``) wins. The object ``generation`` is rewritten last by every push, so its ETag
+tells a reader whether anything changed.
+
+Everything read back is remote input: :func:`parse_object` checks every run name, key and
+field and raises :class:`CatalogError` on anything else, before a local path is built.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple
+
+from RLA.errors import SyncError, UnsafePathError
+from RLA.logger.readers import MAX_COLUMNS
+from RLA.safe_read import MAX_JSON_DEPTH, nesting_depth
+from RLA.sync.remote_names import check_run
+
+#: The catalog's folder below the store's data root (hidden: never a task, never walked).
+FOLDER = ".rla-catalog"
+GENERATION = "generation"
+ENTRIES = "entries"
+SHARDS = "shards"
+VERSION = 1
+#: Names of catalog objects (``<ns stamp>-<nonce>.json``); other keys below the folder are ignored.
+OBJECT_NAME = re.compile(r"[0-9]{19}-[0-9a-f]{16}\.json")
+#: The run files an entry may carry as text (sync keys).
+SMALL_KEYS = ("log/run.json", "code/parameter.json", "log/backup.txt", "archive_tester")
+PROGRESS_KEY = "log/progress.csv"
+#: Keys a reader may be told to fetch from the store (not summarized by the pusher).
+FETCH_KEYS = (*SMALL_KEYS, PROGRESS_KEY)
+#: Largest small file carried as text (bigger ones are fetched by the reader).
+MAX_TEXT = 1 << 20
+#: Largest catalog object a reader downloads.
+MAX_OBJECT = 256 << 20
+MAX_NAME = 1000
+
+
+class CatalogError(SyncError):
+    """A catalog object on the store is not what a push writes (damaged or crafted)."""
+
+
+@dataclass
+class Entry:
+    """One run as the catalog describes it.
+
+    Attributes:
+        relative: ``<task>/<YYYY>/<MM>/<DD>/<name>``.
+        stamp: when the pusher read the run (the newest entry of a run wins).
+        texts: sync key → ``(text, mtime)`` of the small files.
+        progress: ``{"n_rows", "time_step", "metrics"}`` of ``progress.csv`` (``None``: none).
+        progress_mtime: modification time of ``progress.csv`` on the pusher.
+        fetch: sync keys the reader downloads from the store instead.
+    """
+
+    relative: str
+    stamp: float
+    texts: Dict[str, Tuple[str, Optional[float]]] = field(default_factory=dict)
+    progress: Optional[Dict[str, Any]] = None
+    progress_mtime: Optional[float] = None
+    fetch: List[str] = field(default_factory=list)
+
+    def to_json(self) -> Dict[str, Any]:
+        return {
+            "stamp": self.stamp,
+            "texts": {k: [t, m] for k, (t, m) in sorted(self.texts.items())},
+            "progress": self.progress,
+            "progress_mtime": self.progress_mtime,
+            "fetch": list(self.fetch),
+        }
+
+
+def _bad(where: str, what: str, found: object) -> CatalogError:
+    return CatalogError(
+        f"The store's catalog is damaged: {where}",
+        expected=what,
+        found=repr(found)[:200],
+        fix=f"push again from a worker (it rewrites the catalog), or delete {FOLDER}/ on the store "
+        "to read it by listing",
+    )
+
+
+def _number(value: object, where: str, low: float = -math.inf) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise _bad(where, "a finite number", value)
+    if value < low:
+        raise _bad(where, f"a number >= {low}", value)
+    return float(value)
+
+
+def _mtime(value: object, where: str) -> Optional[float]:
+    return None if value is None else _number(value, where, 0.0)
+
+
+def check_relative_run(relative: object) -> str:
+    """``relative`` when it names a run in the layout (``task/YYYY/MM/DD/name``), else CatalogError."""
+    if not isinstance(relative, str) or relative.count("/") < 4:
+        raise _bad("a run's place", "task/YYYY/MM/DD/name", relative)
+    parts = relative.split("/")
+    try:
+        check_run("/".join(parts[:-4]), "/".join(parts[-4:-1]), parts[-1])
+    except UnsafePathError as exc:
+        raise _bad(f"the run {relative[:200]!r}", "a run name in the RLA layout", exc.problem) from None
+    return relative
+
+
+def _progress(value: object, where: str) -> Optional[Dict[str, Any]]:
+    if value is None:
+        return None
+    if not isinstance(value, dict) or set(value) != {"n_rows", "time_step", "metrics"}:
+        raise _bad(where, "{n_rows, time_step, metrics}", value)
+    rows, metrics = value["n_rows"], value["metrics"]
+    if isinstance(rows, bool) or not isinstance(rows, int) or rows < 0:
+        raise _bad(where, "a row count >= 0", rows)
+    if not isinstance(metrics, dict) or len(metrics) > MAX_COLUMNS:
+        raise _bad(where, f"a mapping of at most {MAX_COLUMNS} metrics", type(metrics).__name__)
+    out: Dict[str, List[float]] = {}
+    for name, stats in metrics.items():
+        if not isinstance(name, str) or not name or len(name) > MAX_NAME:
+            raise _bad(where, "metric names of 1 to 1000 characters", name)
+        if not isinstance(stats, list) or len(stats) != 3:
+            raise _bad(f"{where} {name!r}", "[last, min, max]", stats)
+        out[name] = [_number(v, f"{where} {name!r}") for v in stats]
+    return {"n_rows": rows, "time_step": _number(value["time_step"], where), "metrics": out}
+
+
+def parse_entry(relative: object, raw: object) -> Entry:
+    """One checked entry (see :class:`Entry`).
+
+    Raises:
+        CatalogError: a crafted name, an unknown key, a field of the wrong type or size.
+    """
+    rel = check_relative_run(relative)
+    where = f"the entry of {rel}"
+    if not isinstance(raw, dict) or set(raw) != {"stamp", "texts", "progress", "progress_mtime", "fetch"}:
+        raise _bad(where, "{stamp, texts, progress, progress_mtime, fetch}", raw)
+    texts, fetch = raw["texts"], raw["fetch"]
+    if not isinstance(texts, dict) or not set(texts) <= set(SMALL_KEYS):
+        raise _bad(where, f"texts of {', '.join(SMALL_KEYS)} only", texts)
+    entry = Entry(rel, _number(raw["stamp"], where, 0.0))
+    for key, pair in texts.items():
+        if not isinstance(pair, list) or len(pair) != 2 or not isinstance(pair[0], str):
+            raise _bad(f"{where} {key}", "[text, mtime]", pair)
+        if len(pair[0]) > MAX_TEXT:
+            raise _bad(f"{where} {key}", f"at most {MAX_TEXT} characters", len(pair[0]))
+        entry.texts[key] = (pair[0], _mtime(pair[1], f"{where} {key}"))
+    if not isinstance(fetch, list) or not all(k in FETCH_KEYS for k in fetch) or len(fetch) > len(FETCH_KEYS):
+        raise _bad(where, f"keys to fetch among {', '.join(FETCH_KEYS)}", fetch)
+    entry.fetch = sorted(set(fetch) - set(texts))
+    entry.progress = _progress(raw["progress"], f"{where} progress")
+    entry.progress_mtime = _mtime(raw["progress_mtime"], f"{where} progress time")
+    return entry
+
+
+def dump_object(entries: List[Entry]) -> bytes:
+    """The bytes of one catalog object holding ``entries``."""
+    body = {"version": VERSION, "runs": {e.relative: e.to_json() for e in entries}}
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def parse_object(data: bytes, name: str) -> List[Entry]:
+    """The entries of the catalog object ``name`` (its bytes checked whole).
+
+    Raises:
+        CatalogError: not a catalog object of this version, or any entry refused.
+    """
+    if len(data) > MAX_OBJECT or nesting_depth(data, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+        raise _bad(name, f"a JSON object of at most {MAX_OBJECT} bytes", f"{len(data)} bytes or too deep")
+    try:
+        body = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise _bad(name, "JSON text", str(exc)) from None
+    if not isinstance(body, dict) or body.get("version") != VERSION or not isinstance(body.get("runs"), dict):
+        raise _bad(name, f'{{"version": {VERSION}, "runs": {{...}}}}', str(body)[:100])
+    return [parse_entry(rel, raw) for rel, raw in body["runs"].items()]
+
+
+def newest(entries: List[Entry]) -> Dict[str, Entry]:
+    """Each run's newest entry (largest stamp; equal stamps: the later in ``entries``)."""
+    out: Dict[str, Entry] = {}
+    for entry in entries:
+        held = out.get(entry.relative)
+        if held is None or entry.stamp >= held.stamp:
+            out[entry.relative] = entry
+    return out
+
+
+def parse_generation(data: bytes) -> bool:
+    """Whether the catalog lists every run of the store (the generation object's ``complete``).
+
+    Raises:
+        CatalogError: not a generation object.
+    """
+    try:
+        body = json.loads(data.decode("utf-8")) if len(data) < 4096 else None
+    except (UnicodeDecodeError, ValueError):
+        body = None
+    if (
+        not isinstance(body, dict)
+        or body.get("version") != VERSION
+        or not isinstance(body.get("complete"), bool)
+    ):
+        raise _bad(GENERATION, '{"version": 1, "complete": true|false, ...}', data[:100])
+    return bool(body["complete"])
