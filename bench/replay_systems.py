@@ -83,9 +83,8 @@ def rla_case(tmp: Path, data: Dict[str, Any], cap: int, sampler: str, reps: int,
     loads: Dict[bool, List[Dict[str, float]]] = {False: [], True: []}
     fresh: List[Dict[str, float]] = []
     exact = {False: True, True: True}
-    default = fio.DIRECT_READS
-    assert default, "run the benchmark without RLA_REPLAY_DIRECT_IO=0 (on a file system " \
-        "with O_DIRECT)"
+    assert fio.direct_reads_default(), "run the benchmark without RLA_REPLAY_DIRECT_IO=0 (on a " \
+        "file system with O_DIRECT)"
     for rep in range(reps + WARMUP):
         store = tmp / "rla"
         shutil.rmtree(store, ignore_errors=True)
@@ -94,11 +93,7 @@ def rla_case(tmp: Path, data: Dict[str, Any], cap: int, sampler: str, reps: int,
         for direct in ([rep % 2 == 1, rep % 2 == 0] if paged_too else [True]):
             drop_cache(store)
             fresh_buf = ReplayBuffer(cap, sampler=sampler, sampler_options=opts, seed=9)
-            fio.DIRECT_READS = direct
-            try:
-                loads[direct].append(measure(lambda: fresh_buf.loads(store)))
-            finally:
-                fio.DIRECT_READS = default
+            loads[direct].append(measure(lambda: fresh_buf.loads(store, direct_reads=direct)))
             rng_state = buf.rng.bit_generator.state  # compare draws without advancing buf
             same = fresh_buf.cursor == buf.cursor and all(
                 np.array_equal(fresh_buf.storage.arrays[k][:len(buf)], a[:len(buf)])

@@ -307,6 +307,8 @@ class ReplayBuffer:
 
         With the snapshot's world size (and no policy) the restore is exact; otherwise the
         shards are redistributed to ``world_size`` ranks (see ``RLA.replay_buffer.sharding``).
+        ``direct_reads=False`` reads every file through the page cache (default: cold files
+        with O_DIRECT where the system has it, unless ``RLA_REPLAY_DIRECT_IO=0``).
         On any error the buffer is left unchanged.
         """
         from RLA.replay_buffer.snapshot.load import load_buffer

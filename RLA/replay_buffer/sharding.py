@@ -10,19 +10,17 @@ keeps every priority to the bit and keeps episode ids (globally unique) unchange
 from __future__ import annotations
 
 import shutil
-import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
 from RLA.errors import ReplayBufferError
 from RLA.replay_buffer import episodes as ep_mod
-from RLA.replay_buffer import ted
 from RLA.replay_buffer.schema import FLAG_TRUNCATED, Schema
 from RLA.replay_buffer.snapshot import format as fmt
 from RLA.replay_buffer.snapshot import validate
-from RLA.replay_buffer.snapshot.load import check_compatible
+from RLA.replay_buffer.snapshot.load import Restored, check_compatible, restore_ted, swapping
 from RLA.replay_buffer.snapshot.shard_io import (
     read_arrays,
     read_meta,
@@ -35,6 +33,112 @@ if TYPE_CHECKING:
     from RLA.replay_buffer.buffer import ReplayBuffer
 
 TRUNCATION_FIELDS = ("truncated", "next.truncated")
+Episode = Dict[str, Any]
+
+
+def _new_report() -> Dict[str, Any]:
+    report: Dict[str, Any] = {c: {"episodes": 0, "steps": 0} for c in ep_mod.CLASSES}
+    for key in ("dropped", "overflow", "truncated"):
+        report[key] = {"episodes": 0, "steps": 0}
+    report.update(carried=0, uncarried_open=0)
+    return report
+
+
+def _count(report: Dict[str, Any], key: str, steps: int) -> None:
+    report[key]["episodes"] += 1
+    report[key]["steps"] += steps
+
+
+def _shard_episodes(
+    m: int, shard: Dict[str, Any], meta: Dict[str, np.ndarray], policy: Dict[str, str], report: Dict[str, Any]
+) -> Tuple[List[Episode], int]:
+    """The episodes of source shard ``m`` that ``policy`` keeps, and the episode counter it reached."""
+    size = int(shard["size"])
+    order = ring_order(size, int(shard["cursor"]), int(shard["capacity"]))
+    table = ep_mod.episode_table(meta["_episode_id"], meta["_step"], meta["_flags"], order)
+    classes = ep_mod.classify(table)
+    current = set(int(x) for x in shard["episodes"]["current"] if x >= 0)
+    next_counter = int(shard["episodes"]["next_counter"])
+    if table["id"].size:
+        next_counter = max(next_counter, int(ep_mod.episode_counter(table["id"]).max()) + 1)
+    base = int(shard["write_count"]) - size
+    kept: List[Episode] = []
+    for i in range(table["id"].size):
+        cls, n, ident = str(classes[i]), int(table["length"][i]), int(table["id"][i])
+        _count(report, cls, n)
+        action = policy[cls]
+        if action == "drop":
+            _count(report, "dropped", n)
+            continue
+        start = int(table["start"][i])
+        slots = table["slots_sorted"][start : start + n]
+        kept.append(
+            {
+                "key": (base + int(table["first_pos"][i]), m, ident),
+                "shard": m,
+                "slots": slots,
+                "length": n,
+                "src_env": int(meta["_env_id"][slots[0]]) if n else 0,
+                "carry": cls in ("open", "headless_open") and action == "carry" and ident in current,
+                "truncate": action == "mark_truncated",
+                "id": ident,
+            }
+        )
+    return kept, next_counter
+
+
+def _balance(
+    episodes: List[Episode], world_size: int, capacity: int, on_overflow: str, report: Dict[str, Any]
+) -> Tuple[List[List[Episode]], np.ndarray]:
+    """Greedy: each episode (oldest first) to the least-loaded rank, ties to the lowest; then
+    each rank over ``capacity`` drops its oldest episodes (or raises, with ``on_overflow='error'``)."""
+    loads = np.zeros(world_size, dtype=np.int64)
+    ranks: List[List[Episode]] = [[] for _ in range(world_size)]
+    for ep in episodes:
+        r = int(np.argmin(loads))
+        ranks[r].append(ep)
+        loads[r] += ep["length"]
+    for r in range(world_size):
+        while loads[r] > capacity:
+            if on_overflow == "error":
+                raise ReplayBufferError(
+                    "The snapshot does not fit the new topology",
+                    expected=f"at most {capacity} items per rank",
+                    found=f"{int(loads[r])} items for rank {r}",
+                    fix="raise the capacity or pass on_overflow='drop_oldest'",
+                )
+            ep = ranks[r].pop(0)  # the oldest
+            loads[r] -= ep["length"]
+            _count(report, "overflow", ep["length"])
+    return ranks, loads
+
+
+def _place_envs(episodes: List[Episode], num_envs: int, report: Dict[str, Any]) -> None:
+    """Give each episode of one rank its env id (``env``).
+
+    An open episode continues in its own env when that env exists and is free (the same
+    topology keeps every env's episode in its env); the others take the free envs, newest
+    first; the rest cannot continue. Closed episodes keep their env where it exists.
+    """
+    carried = [ep for ep in episodes if ep["carry"]][::-1]  # newest first
+    taken = set()
+    for ep in carried:
+        if ep["src_env"] < num_envs and ep["src_env"] not in taken:
+            ep["env"] = ep["src_env"]
+            taken.add(ep["env"])
+    free = [env for env in range(num_envs) if env not in taken]
+    for ep in carried:
+        if "env" not in ep and free:
+            ep["env"] = free.pop(0)
+        if "env" in ep:
+            report["carried"] += 1
+        else:
+            ep["carry"] = False
+            report["uncarried_open"] += 1
+    for j, ep in enumerate(episodes):
+        ep.setdefault("env", ep["src_env"] if ep["src_env"] < num_envs else j % num_envs)
+        if ep["truncate"]:
+            _count(report, "truncated", ep["length"])
 
 
 def plan(
@@ -59,97 +163,79 @@ def plan(
             found=repr(on_overflow),
             fix="pass one of them",
         )
-    episodes: List[Dict[str, Any]] = []
+    report = _new_report()
+    episodes: List[Episode] = []
     next_counter = 0
-    report: Dict[str, Any] = {c: {"episodes": 0, "steps": 0} for c in ep_mod.CLASSES}
-    report.update(
-        dropped={"episodes": 0, "steps": 0},
-        overflow={"episodes": 0, "steps": 0},
-        truncated={"episodes": 0, "steps": 0},
-        carried=0,
-        uncarried_open=0,
-    )
     for m in sorted(shards):
-        shard, meta = shards[m], metas[m]
-        size = int(shard["size"])
-        order = ring_order(size, int(shard["cursor"]), int(shard["capacity"]))
-        table = ep_mod.episode_table(meta["_episode_id"], meta["_step"], meta["_flags"], order)
-        classes = ep_mod.classify(table)
-        current = set(int(x) for x in shard["episodes"]["current"] if x >= 0)
-        next_counter = max(next_counter, int(shard["episodes"]["next_counter"]))
-        if table["id"].size:
-            next_counter = max(next_counter, int(ep_mod.episode_counter(table["id"]).max()) + 1)
-        base = int(shard["write_count"]) - size
-        for i in range(table["id"].size):
-            cls = str(classes[i])
-            n = int(table["length"][i])
-            report[cls]["episodes"] += 1
-            report[cls]["steps"] += n
-            action = policy[cls]
-            if action == "drop":
-                report["dropped"]["episodes"] += 1
-                report["dropped"]["steps"] += n
-                continue
-            start = int(table["start"][i])
-            is_open = cls in ("open", "headless_open")
-            slots = table["slots_sorted"][start : start + n]
-            episodes.append(
-                {
-                    "key": (base + int(table["first_pos"][i]), m, int(table["id"][i])),
-                    "shard": m,
-                    "slots": slots,
-                    "length": n,
-                    "src_env": int(meta["_env_id"][slots[0]]) if n else 0,
-                    "carry": is_open and action == "carry" and int(table["id"][i]) in current,
-                    "truncate": action == "mark_truncated",
-                    "id": int(table["id"][i]),
-                }
-            )
+        kept, counter = _shard_episodes(m, shards[m], metas[m], policy, report)
+        episodes += kept
+        next_counter = max(next_counter, counter)
     episodes.sort(key=lambda e: e["key"])
-    loads = np.zeros(world_size, dtype=np.int64)
-    ranks: List[List[Dict[str, Any]]] = [[] for _ in range(world_size)]
-    for ep in episodes:  # greedy: least-loaded rank, ties to the lowest rank
-        r = int(np.argmin(loads))
-        ranks[r].append(ep)
-        loads[r] += ep["length"]
-    for r in range(world_size):
-        while loads[r] > capacity:
-            if on_overflow == "error":
-                raise ReplayBufferError(
-                    "The snapshot does not fit the new topology",
-                    expected=f"at most {capacity} items per rank",
-                    found=f"{int(loads[r])} items for rank {r}",
-                    fix="raise the capacity or pass on_overflow='drop_oldest'",
-                )
-            ep = ranks[r].pop(0)  # the oldest
-            loads[r] -= ep["length"]
-            report["overflow"]["episodes"] += 1
-            report["overflow"]["steps"] += ep["length"]
-        # An open episode continues in its own env when that env exists and is free (the same
-        # topology keeps every env's episode in its env); the others take the free envs,
-        # newest first; the rest cannot continue.
-        carried = [ep for ep in ranks[r] if ep["carry"]][::-1]  # newest first
-        taken = set()
-        for ep in carried:
-            if ep["src_env"] < num_envs and ep["src_env"] not in taken:
-                ep["env"] = ep["src_env"]
-                taken.add(ep["env"])
-        free = [env for env in range(num_envs) if env not in taken]
-        for ep in carried:
-            if "env" not in ep and free:
-                ep["env"] = free.pop(0)
-            if "env" in ep:
-                report["carried"] += 1
-            else:
-                ep["carry"] = False
-                report["uncarried_open"] += 1
-        for j, ep in enumerate(ranks[r]):
-            ep.setdefault("env", ep["src_env"] if ep["src_env"] < num_envs else j % num_envs)
-            if ep["truncate"]:
-                report["truncated"]["episodes"] += 1
-                report["truncated"]["steps"] += ep["length"]
+    ranks, loads = _balance(episodes, world_size, capacity, on_overflow, report)
+    for placed in ranks:
+        _place_envs(placed, num_envs, report)
     report["sizes"] = [int(x) for x in loads]
     return {"ranks": ranks, "next_counter": next_counter, "report": report}
+
+
+def _placement(episodes: List[Episode], env_ids: np.ndarray) -> Dict[int, Tuple[np.ndarray, np.ndarray]]:
+    """Per source shard: its planned source slots (ascending) and their destination slots
+    (episodes laid out in plan order from slot 0); writes each destination's env id."""
+    dest_of: Dict[int, List[np.ndarray]] = {}
+    src_of: Dict[int, List[np.ndarray]] = {}
+    pos = 0
+    for ep in episodes:
+        dst = np.arange(pos, pos + ep["length"])
+        env_ids[dst] = ep["env"]
+        dest_of.setdefault(ep["shard"], []).append(dst)
+        src_of.setdefault(ep["shard"], []).append(np.asarray(ep["slots"], dtype=np.int64))
+        pos += ep["length"]
+    out = {}
+    for m in src_of:
+        src, dst = np.concatenate(src_of[m]), np.concatenate(dest_of[m])
+        srt = np.argsort(src, kind="stable")
+        out[m] = (src[srt], dst[srt])
+    return out
+
+
+def _copy_segments(
+    store: Path,
+    shard: Dict[str, Any],
+    schema: Schema,
+    src: np.ndarray,
+    dst: np.ndarray,
+    storage_arrays: Dict[str, np.ndarray],
+    direct: Optional[bool],
+) -> None:
+    """Copy the rows ``src`` (ascending) of the shard's segments to the slots ``dst``."""
+    names = shard.get("segment_fields")
+    for seg in shard["segments"]:
+        lo, hi = np.searchsorted(src, [seg["start"], seg["end"]])
+        if lo == hi:
+            continue
+        n_seg = seg["end"] - seg["start"]
+        tmp = {f.name: np.empty((n_seg, *f.shape), dtype=f.dtype) for f in segment_fields(schema, names)}
+        read_segment_into(store, seg, schema, tmp, offset=0, names=names, direct=direct)
+        rows = src[lo:hi] - seg["start"]
+        for name, arr in tmp.items():
+            if name != "_env_id":  # the plan's env ids are written already
+                storage_arrays[name][dst[lo:hi]] = arr[rows]
+
+
+def _mark_truncated(storage_arrays: Dict[str, np.ndarray], schema: Schema, episodes: List[Episode]) -> None:
+    """Flag the last step of each episode the plan truncates (and its boolean truncated fields)."""
+    starts = np.cumsum([0] + [e["length"] for e in episodes])[:-1]
+    for ep_start, ep in zip(starts, episodes):
+        if ep["truncate"]:
+            last = int(ep_start + ep["length"] - 1)
+            storage_arrays["_flags"][last] |= FLAG_TRUNCATED
+            for name in TRUNCATION_FIELDS:
+                if name in schema.fields and schema.fields[name].dtype.kind == "b":
+                    storage_arrays[name][last] = True
+
+
+def _joined(parts: List[np.ndarray], empty: np.ndarray) -> np.ndarray:
+    return np.concatenate(parts) if parts else empty
 
 
 def build_rank(
@@ -157,9 +243,10 @@ def build_rank(
     snap_dir: Path,
     shards: Dict[int, Dict[str, Any]],
     schema: Schema,
-    episodes: List[Dict[str, Any]],
+    episodes: List[Episode],
     storage_arrays: Dict[str, np.ndarray],
     prioritized: bool,
+    direct: Optional[bool] = None,
 ) -> np.ndarray:
     """Copy the planned episodes into ``storage_arrays`` (slots 0..n-1, in plan order).
 
@@ -167,24 +254,12 @@ def build_rank(
     """
     n = sum(ep["length"] for ep in episodes)
     prio = np.ones(n, dtype=np.float64)
-    pos = 0
-    dest_of: Dict[int, List[np.ndarray]] = {}
-    src_of: Dict[int, List[np.ndarray]] = {}
-    for ep in episodes:
-        k = ep["length"]
-        dst = np.arange(pos, pos + k)
-        storage_arrays["_env_id"][dst] = ep["env"]
-        dest_of.setdefault(ep["shard"], []).append(dst)
-        src_of.setdefault(ep["shard"], []).append(np.asarray(ep["slots"], dtype=np.int64))
-        pos += k
     dedup = shards[min(shards)].get("dedup") or {} if shards else {}
-    exc: Dict[str, List[Any]] = {nxt: [[], []] for nxt in dedup}
-    for m in sorted(src_of):
-        src = np.concatenate(src_of[m])
-        dst = np.concatenate(dest_of[m])
-        srt = np.argsort(src, kind="stable")
-        src, dst = src[srt], dst[srt]
-        small = read_arrays(snap_dir, shards[m])
+    exc: Dict[str, Tuple[List[np.ndarray], List[np.ndarray]]] = {nxt: ([], []) for nxt in dedup}
+    placement = _placement(episodes, storage_arrays["_env_id"])
+    for m in sorted(placement):
+        src, dst = placement[m]
+        small = read_arrays(snap_dir, shards[m], direct=direct)
         if prioritized and "priority" in small:
             prio[dst] = small["priority"][src]
         for nxt in dedup:  # map this shard's TED exceptions to their new slots
@@ -193,81 +268,42 @@ def build_rank(
             hit = (pos < src.size) & (src[np.minimum(pos, src.size - 1)] == slots)
             exc[nxt][0].append(dst[pos[hit]])
             exc[nxt][1].append(values[hit])
-        for seg in shards[m]["segments"]:
-            lo, hi = np.searchsorted(src, [seg["start"], seg["end"]])
-            if lo == hi:
-                continue
-            n_seg = seg["end"] - seg["start"]
-            names = shards[m].get("segment_fields")
-            tmp = {f.name: np.empty((n_seg, *f.shape), dtype=f.dtype) for f in segment_fields(schema, names)}
-            read_segment_into(store, seg, schema, tmp, offset=0, names=names)
-            rows = src[lo:hi] - seg["start"]
-            for name, arr in tmp.items():
-                if name == "_env_id":
-                    continue
-                storage_arrays[name][dst[lo:hi]] = arr[rows]
-    if dedup:
-        succ = ted.successors(storage_arrays["_episode_id"][:n], storage_arrays["_step"][:n])
-        ted.restore(
-            storage_arrays,
-            dedup,
-            n,
-            succ,
-            {
-                k: (
-                    np.concatenate(v[0]) if v[0] else np.zeros(0, np.int64),
-                    np.concatenate(v[1])
-                    if v[1]
-                    else np.zeros((0, *schema.fields[k].shape), schema.fields[k].dtype),
-                )
-                for k, v in exc.items()
-            },
+        _copy_segments(store, shards[m], schema, src, dst, storage_arrays, direct)
+    exceptions = {
+        k: (
+            _joined(slots, np.zeros(0, np.int64)),
+            _joined(values, np.zeros((0, *schema.fields[k].shape), schema.fields[k].dtype)),
         )
-    for ep_start, ep in zip(np.cumsum([0] + [e["length"] for e in episodes])[:-1], episodes):
-        if ep["truncate"]:
-            last = int(ep_start + ep["length"] - 1)
-            storage_arrays["_flags"][last] |= FLAG_TRUNCATED
-            for name in TRUNCATION_FIELDS:
-                if name in schema.fields and schema.fields[name].dtype.kind == "b":
-                    storage_arrays[name][last] = True
+        for k, (slots, values) in exc.items()
+    }
+    restore_ted(storage_arrays, dedup, n, exceptions)
+    _mark_truncated(storage_arrays, schema, episodes)
     return prio
 
 
-def load_resharded(
+def _resharded_state(
     buf: "ReplayBuffer",
     store: Path,
     snap_dir: Path,
     shards: Dict[int, Dict[str, Any]],
+    schema: Schema,
+    result: Dict[str, Any],
     rank: int,
-    world_size: int,
-    policy: Dict[str, str],
-    on_overflow: str = "drop_oldest",
-) -> Dict[str, Any]:
-    """Load this rank's part of an M-shard snapshot into ``buf`` (N = ``world_size``)."""
-    if not shards:
-        raise ReplayBufferError(
-            f"No shard of {snap_dir} could be read",
-            expected="shards",
-            found="none",
-            fix="restore the shard files",
-        )
-    first = shards[min(shards)]
-    schema = check_compatible(buf, first, snap_dir, same_capacity=False)
-    metas = {}
-    for m in sorted(shards):
-        check_compatible(buf, shards[m], snap_dir / fmt.shard_file(m), same_capacity=False)
-        metas[m] = read_meta(store, shards[m], schema)
-    result = plan(shards, metas, world_size, buf.capacity, buf.num_envs, policy, on_overflow)
-    mine = result["ranks"][rank]
+    direct: Optional[bool],
+) -> Restored:
+    """This rank's part of the plan ``result`` in new arrays (closed again on any error)."""
+    first, mine = shards[min(shards)], result["ranks"][rank]
     storage = buf.storage.new_like().allocate(schema, buf.capacity)
     prioritized = buf.sampler_kind == "prioritized"
     try:
-        prio = build_rank(store, snap_dir, shards, schema, mine, storage.arrays, prioritized)
+        prio = build_rank(store, snap_dir, shards, schema, mine, storage.arrays, prioritized, direct)
         n = len(prio)
         sampler = type(buf.sampler)(buf.capacity, **first["sampler"]["params"])
         if prioritized:
             state = dict(first["sampler"]["state"])
-            state["max_priority"] = float(prio.max()) if n else sampler.initial_priority
+            # sampler_kind "prioritized": the registered sampler has an initial priority
+            initial = sampler.initial_priority  # type: ignore[attr-defined]
+            state["max_priority"] = float(prio.max()) if n else initial
             sampler.load_state(state, {"priority": prio}, n)
         tracker = ep_mod.EpisodeTracker(buf.num_envs, origin=rank)
         tracker.next_counter = result["next_counter"]
@@ -283,27 +319,103 @@ def load_resharded(
     except BaseException:
         storage.close()
         raise
-    with buf.lock:
-        old = buf.storage
-        buf.schema = schema
-        buf.storage, buf.sampler, buf.rng, buf.episodes = storage, sampler, rng, tracker
-        buf._size, buf._cursor, buf.write_count = n, n % buf.capacity, n
-        buf.chunk_slots = max(1, buf.segment_bytes // max(1, schema.item_bytes))
-        buf.chunk_ver = np.zeros(-(-buf.capacity // buf.chunk_slots), dtype=np.int64)
-        buf.generation += 1
-        buf.session = uuid.uuid4().hex[:10]
-        buf.rank, buf.world_size = rank, world_size
-        buf.persisted.clear()
-    old.close()
+    return Restored(schema, storage, sampler, rng, tracker, n, n % buf.capacity, n)
+
+
+def load_resharded(
+    buf: "ReplayBuffer",
+    store: Path,
+    snap_dir: Path,
+    shards: Dict[int, Dict[str, Any]],
+    rank: int,
+    world_size: int,
+    policy: Dict[str, str],
+    on_overflow: str = "drop_oldest",
+    direct: Optional[bool] = None,
+) -> Dict[str, Any]:
+    """Load this rank's part of an M-shard snapshot into ``buf`` (N = ``world_size``)."""
+    if not shards:
+        raise ReplayBufferError(
+            f"No shard of {snap_dir} could be read",
+            expected="shards",
+            found="none",
+            fix="restore the shard files",
+        )
+    schema = check_compatible(buf, shards[min(shards)], snap_dir, same_capacity=False)
+    metas = {}
+    for m in sorted(shards):
+        check_compatible(buf, shards[m], snap_dir / fmt.shard_file(m), same_capacity=False)
+        metas[m] = read_meta(store, shards[m], schema)
+    result = plan(shards, metas, world_size, buf.capacity, buf.num_envs, policy, on_overflow)
+    new = _resharded_state(buf, store, snap_dir, shards, schema, result, rank, direct)
+    with swapping(buf, new, rank, world_size):
+        pass  # a resharded buffer keeps no segment of the source: the next save writes all
     return {
         "snapshot": str(snap_dir),
         "mode": "resharded",
         "rank": rank,
         "world_size": world_size,
         "source_world_size": len(shards),
-        "size": n,
+        "size": new.size,
         "report": result["report"],
     }
+
+
+def _source(src: Any, snapshot: Optional[str], allow_missing_shards: bool) -> Tuple[Any, ...]:
+    """The source snapshot: store, folder, manifest, shards, first shard and schema."""
+    store, snap_dir, manifest = fmt.resolve(src, snapshot)
+    shards = validate.read_shards(snap_dir, manifest, allow_missing_shards)
+    first = shards[min(shards)]
+    schema = Schema.from_json(first["schema"]) if first.get("schema") else None
+    if schema is None:
+        raise ReplayBufferError(
+            f"{snap_dir} holds no data",
+            expected="a non-empty snapshot",
+            found="an empty buffer",
+            fix="nothing to reshard",
+        )
+    return store, snap_dir, manifest, shards, first, schema
+
+
+def _write_ranks(
+    store: Path,
+    snap_dir: Path,
+    shards: Dict[int, Dict[str, Any]],
+    dst: Path,
+    staging: Path,
+    world_size: int,
+    cap: int,
+    envs: int,
+    policy: Dict[str, str],
+    direct: Optional[bool],
+) -> Dict[str, Any]:
+    """Build each of the ``world_size`` new ranks in memory and write its shard into ``staging``;
+    returns the last rank's report."""
+    from RLA.replay_buffer.buffer import ReplayBuffer
+    from RLA.replay_buffer.snapshot.shard_io import capture, live_source, write_shard
+
+    first = shards[min(shards)]
+    report: Dict[str, Any] = {}
+    for r in range(world_size):
+        buf = ReplayBuffer(
+            cap,
+            Schema.from_json(first["schema"]),
+            sampler=first["sampler"]["kind"],
+            sampler_options=first["sampler"]["params"],
+            num_envs=envs,
+            seed=first.get("seed"),
+            rank=r,
+            world_size=world_size,
+        )
+        with buf:
+            report = load_resharded(buf, store, snap_dir, shards, r, world_size, policy, direct=direct)[
+                "report"
+            ]
+            with buf.lock:
+                c = capture(buf, dst, r, world_size, incremental=False, dedup=first.get("dedup"))
+                with live_source(buf, c.header["segment_fields"]) as source:
+                    write_shard(c, staging, buf.session, source)
+    return report
 
 
 def reshard_snapshot(
@@ -317,6 +429,7 @@ def reshard_snapshot(
     snapshot: Optional[str] = None,
     allow_missing_shards: bool = False,
     operation: str = "reshard",
+    direct_reads: Optional[bool] = None,
 ) -> Dict[str, Any]:
     """Offline M -> N: read a snapshot, write a new N-shard snapshot into the store ``dst``.
 
@@ -324,29 +437,18 @@ def reshard_snapshot(
     what the tool was asked, ``merge``, ``split`` or ``reshard``). The default per-rank
     capacity keeps the total (the sources' capacities summed, divided over the N ranks), grown
     when a rank needs more, so nothing is dropped and a merged buffer keeps its headroom.
+    ``direct_reads`` as for :meth:`ReplayBuffer.loads`.
     """
-    from RLA.replay_buffer.buffer import ReplayBuffer
     from RLA.replay_buffer.snapshot.commit import Committer
     from RLA.replay_buffer.snapshot.save import next_seq, publish
-    from RLA.replay_buffer.snapshot.shard_io import capture, live_source, write_shard
     from RLA.replay_buffer.snapshot.staging import release
 
-    store, snap_dir, manifest = fmt.resolve(src, snapshot)
-    shards = validate.read_shards(snap_dir, manifest, allow_missing_shards)
-    first = shards[min(shards)]
-    schema = Schema.from_json(first["schema"]) if first.get("schema") else None
-    if schema is None:
-        raise ReplayBufferError(
-            f"{snap_dir} holds no data",
-            expected="a non-empty snapshot",
-            found="an empty buffer",
-            fix="nothing to reshard",
-        )
+    store, snap_dir, manifest, shards, first, schema = _source(src, snapshot, allow_missing_shards)
     policy = ep_mod.check_policy(episode_policy)
     envs = int(num_envs or first["episodes"]["num_envs"])
-    metas = {m: read_meta(store, shards[m], schema) for m in sorted(shards)}
     cap = int(capacity or -(-sum(int(sh["capacity"]) for sh in shards.values()) // world_size))
     if capacity is None:
+        metas = {m: read_meta(store, shards[m], schema) for m in sorted(shards)}
         probe = plan(shards, metas, world_size, 1 << 62, envs, policy)
         cap = max(cap, max(probe["report"]["sizes"] or [0]))
     dst = Path(dst)
@@ -362,29 +464,13 @@ def reshard_snapshot(
         "world_size": world_size,
     }
     try:
-        for r in range(world_size):
-            buf = ReplayBuffer(
-                cap,
-                schema,
-                sampler=first["sampler"]["kind"],
-                sampler_options=first["sampler"]["params"],
-                num_envs=envs,
-                seed=first.get("seed"),
-                rank=r,
-                world_size=world_size,
-            )
-            with buf:
-                out = load_resharded(buf, store, snap_dir, shards, r, world_size, policy)
-                provenance["report"] = out["report"]
-                with buf.lock:
-                    c = capture(buf, dst, r, world_size, incremental=False, dedup=first.get("dedup"))
-                    with live_source(buf, c.header["segment_fields"]) as source:
-                        write_shard(c, staging, buf.session, source)
+        provenance["report"] = _write_ranks(
+            store, snap_dir, shards, dst, staging, world_size, cap, envs, policy, direct_reads
+        )
         target = publish(dst, staging, snap_id, seq, world_size, provenance=provenance)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     finally:
         release(staging)
-    report = provenance["report"]
-    return {"snapshot": str(target), "report": report, "capacity": cap}
+    return {"snapshot": str(target), "report": provenance["report"], "capacity": cap}

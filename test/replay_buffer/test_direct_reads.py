@@ -76,7 +76,7 @@ def spy(monkeypatch):
         return out
     monkeypatch.setattr(dr, "read_direct", read)
     monkeypatch.setattr(dr, "plan", plan)
-    monkeypatch.setattr(fio, "DIRECT_READS", True)
+    monkeypatch.delenv("RLA_REPLAY_DIRECT_IO", raising=False)  # the default: O_DIRECT on
     return calls
 
 
@@ -265,14 +265,29 @@ def test_no_o_direct_falls_back_to_plain_reads(direct_dir, monkeypatch, spy):
 
 
 @pytest.mark.timeout(60)
-def test_direct_reads_can_be_turned_off(direct_dir, monkeypatch, spy):
-    monkeypatch.setattr(fio, "DIRECT_READS", False)
+@pytest.mark.parametrize("how", ["argument", "environment"])
+def test_direct_reads_can_be_turned_off(direct_dir, monkeypatch, spy, how):
     src = frames_buffer()
     src.dumps(direct_dir / "store")
     evict(segment_files(direct_dir / "store"))
     dst = ReplayBuffer(300, FRAMES, sampler="prioritized", seed=7, segment_bytes=1 << 20)
-    dst.loads(direct_dir / "store")
+    if how == "environment":
+        monkeypatch.setenv("RLA_REPLAY_DIRECT_IO", "0")
+        dst.loads(direct_dir / "store")
+    else:
+        dst.loads(direct_dir / "store", direct_reads=False)
     assert spy == []
+    assert_same_state(dst, src)
+
+
+def test_direct_reads_argument_wins_over_the_environment(direct_dir, monkeypatch, spy):
+    src = frames_buffer()
+    src.dumps(direct_dir / "store")
+    evict(segment_files(direct_dir / "store"))
+    monkeypatch.setenv("RLA_REPLAY_DIRECT_IO", "0")
+    dst = ReplayBuffer(300, FRAMES, sampler="prioritized", seed=7, segment_bytes=1 << 20)
+    dst.loads(direct_dir / "store", direct_reads=True)
+    assert spy.count(True) >= len(segment_files(direct_dir / "store"))
     assert_same_state(dst, src)
 
 

@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 from RLA.replay_buffer import ReplayBuffer
-from RLA.replay_buffer.snapshot import file_io as fio
 from RLA.replay_buffer.snapshot import format as fmt
 from RLA.replay_buffer.snapshot import inspect as snap_inspect
 
@@ -74,12 +73,11 @@ def test_fixtures_are_the_older_formats():
 
 
 @pytest.mark.parametrize("direct", [False, True])
-def test_format_1_loads_exactly(format1, monkeypatch, direct):
-    monkeypatch.setattr(fio, "DIRECT_READS", direct)
+def test_format_1_loads_exactly(format1, direct):
     evict([p for p in format1.rglob("*") if p.is_file()])
     ref = original()
     buf = make(capacity=64, sampler="prioritized", seed=99, segment_bytes=512)
-    buf.loads(format1)
+    buf.loads(format1, direct_reads=direct)
     assert_same_state(buf, ref)
     a, b = buf.sample(16), ref.sample(16)
     assert np.array_equal(a[1], b[1]) and np.asarray(a[2]).tobytes() == np.asarray(b[2]).tobytes()
@@ -124,12 +122,11 @@ def test_format_1_reshards_into_two_ranks(format1):
 
 
 @pytest.mark.parametrize("direct", [False, True])
-def test_format_2_loads_exactly(format2, monkeypatch, direct):
-    monkeypatch.setattr(fio, "DIRECT_READS", direct)
+def test_format_2_loads_exactly(format2, direct):
     evict([p for p in format2.rglob("*") if p.is_file()])
     ref = original2()
     buf = original2(seed=99, fill_it=False)
-    buf.loads(format2)
+    buf.loads(format2, direct_reads=direct)
     assert_same_state(buf, ref)
     a, b = buf.sample(16), ref.sample(16)
     assert np.array_equal(a[1], b[1]) and np.asarray(a[2]).tobytes() == np.asarray(b[2]).tobytes()

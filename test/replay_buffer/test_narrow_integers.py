@@ -12,7 +12,6 @@ import pytest
 from RLA.errors import CorruptSnapshotError
 from RLA.replay_buffer import ReplayBuffer
 from RLA.replay_buffer.schema import FieldSpec
-from RLA.replay_buffer.snapshot import file_io as fio
 from RLA.replay_buffer.snapshot import inspect as snap_inspect
 from RLA.replay_buffer.snapshot import segment_layout as layout
 
@@ -73,13 +72,9 @@ def test_narrowed_round_trip_is_exact(tmp_path):
     state = ref.rng.bit_generator.state
     for direct in (False, True):
         ref.rng.bit_generator.state = state  # both loads continue the saved stream
-        fio_direct, fio.DIRECT_READS = fio.DIRECT_READS, direct
-        try:
-            evict([p for p in (tmp_path / "s").rglob("*") if p.is_file()])
-            buf = build(seed=3, n=0)
-            buf.loads(tmp_path / "s")
-        finally:
-            fio.DIRECT_READS = fio_direct
+        evict([p for p in (tmp_path / "s").rglob("*") if p.is_file()])
+        buf = build(seed=3, n=0)
+        buf.loads(tmp_path / "s", direct_reads=direct)
         assert_same_state(buf, ref)
         assert np.array_equal(buf.sample(32)[1], ref.sample(32)[1])
 

@@ -69,13 +69,11 @@ def test_no_schema_drift_and_nested_fields_round_trip(tmp_path):
 
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("direct", [True, False], ids=["o_direct", "page_cache"])
-def test_datetime_and_timedelta_fields_round_trip(tmp_path, monkeypatch, direct):
+def test_datetime_and_timedelta_fields_round_trip(tmp_path, direct):
     """datetime64 / timedelta64 fields (which the buffer protocol refuses) save, load, save
     incrementally, verify and reshard bit for bit; large enough for in-place O_DIRECT chunks."""
     from RLA.replay_buffer import ReplayBuffer
-    from RLA.replay_buffer.snapshot import file_io
     from RLA.replay_buffer.snapshot.inspect import verify
-    monkeypatch.setattr(file_io, "DIRECT_READS", direct)
     schema = {"t": ((), "M8[ns]"), "dt": ((2,), "m8[s]"), "x": ((3,), "float32"),
               "done": ((), "bool")}
     rng = np.random.default_rng(0)
@@ -90,13 +88,13 @@ def test_datetime_and_timedelta_fields_round_trip(tmp_path, monkeypatch, direct)
     a.add(rows(30_000))  # wraps; the next snapshot is incremental
     a.dumps(tmp_path / "s")
     b = ReplayBuffer(50_000, schema)
-    b.loads(tmp_path / "s")
+    b.loads(tmp_path / "s", direct_reads=direct)
     assert_same_state(a, b)
     assert b.get([0])["t"].dtype == np.dtype("M8[ns]")
-    assert verify(tmp_path / "s")["files"] >= 2
+    assert verify(tmp_path / "s", direct_reads=direct)["files"] >= 2
     parts = [ReplayBuffer(30_000, schema) for _ in range(2)]  # room for whole episodes
     for rank, part in enumerate(parts):  # one shard read as two ranks
-        part.loads(tmp_path / "s", rank=rank, world_size=2)
+        part.loads(tmp_path / "s", rank=rank, world_size=2, direct_reads=direct)
     assert sorted(np.concatenate([p.get(np.arange(len(p)))["t"] for p in parts]).tolist()) == \
         sorted(a.get(np.arange(len(a)))["t"].tolist())
 

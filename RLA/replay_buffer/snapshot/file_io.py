@@ -30,11 +30,15 @@ MAX_WRITE = 1 << 30  # Linux moves at most ~2 GiB per call
 #: The largest manifest read: a shard manifest lists one record (~300 bytes) per segment or
 #: trajectory, so 1 GiB is millions of them; anything larger is not RLA's.
 MAX_MANIFEST_BYTES = 1 << 30
-#: Read cold snapshot files with O_DIRECT (see direct_read.py). On by default;
-#: ``RLA_REPLAY_DIRECT_IO=0`` turns it off (every file then goes through the page cache).
-DIRECT_READS = (
-    os.environ.get("RLA_REPLAY_DIRECT_IO", "1") != "0" and hasattr(os, "O_DIRECT") and hasattr(os, "preadv")
-)
+#: The system can read files with O_DIRECT (see direct_read.py).
+DIRECT_IO_AVAILABLE = hasattr(os, "O_DIRECT") and hasattr(os, "preadv")
+
+
+def direct_reads_default() -> bool:
+    """Whether a read that does not say reads cold files with O_DIRECT: yes where the system
+    can, unless the environment sets ``RLA_REPLAY_DIRECT_IO=0`` (then every file goes through
+    the page cache). Loads take ``direct_reads=`` to decide per call."""
+    return DIRECT_IO_AVAILABLE and os.environ.get("RLA_REPLAY_DIRECT_IO", "1") != "0"
 
 
 @functools.lru_cache(maxsize=None)
@@ -72,7 +76,7 @@ def as_bytes_view(arr: np.ndarray) -> memoryview:
     buffer protocol refuses some dtypes (datetime64 / timedelta64)."""
     if not arr.size:
         return memoryview(b"")
-    return memoryview(np.ascontiguousarray(arr).reshape(-1).view(np.uint8))
+    return np.ascontiguousarray(arr).reshape(-1).view(np.uint8).data
 
 
 def start_writeback(fd: int) -> None:
@@ -232,7 +236,7 @@ def read_verified(
 ) -> None:
     """Read ``path`` into ``views`` (total ``size`` bytes), checking size and CRC-32.
 
-    ``direct`` (default :data:`DIRECT_READS`) reads a file that is not in the page cache
+    ``direct`` (default :func:`direct_reads_default`) reads a file that is not in the page cache
     with O_DIRECT (see ``direct_read.read_direct``); cached files and file systems without
     O_DIRECT take plain reads straight into ``views``. ``in_place`` (anonymous memory only)
     lets O_DIRECT write into ``views`` where they line up. The views hold unverified bytes when this
@@ -259,7 +263,7 @@ def read_verified(
                 found=f"{actual} bytes",
                 fix="the file is truncated or altered; load an older snapshot",
             )
-        if DIRECT_READS if direct is None else direct:
+        if DIRECT_IO_AVAILABLE and (direct_reads_default() if direct is None else direct):
             from RLA.replay_buffer.snapshot import direct_read
 
             if size >= direct_read.ALIGN and direct_read.read_direct(path, views, size, crc, in_place):

@@ -57,10 +57,10 @@ def describe(path: Any, snapshot: Optional[str] = None) -> Dict[str, Any]:
     }
 
 
-def verify(path: Any, snapshot: Optional[str] = None) -> Dict[str, int]:
+def verify(path: Any, snapshot: Optional[str] = None, direct_reads: Optional[bool] = None) -> Dict[str, int]:
     """Re-hash every file of the snapshot and check every segment against the schema (layout,
     narrowed integers widening within their type); raises ``CorruptSnapshotError`` on any
-    mismatch."""
+    mismatch. ``direct_reads`` as for :meth:`ReplayBuffer.loads`."""
     store, snap_dir, manifest = fmt.resolve(path, snapshot)
     shards = validate.read_shards(snap_dir, manifest)
     files = nbytes = 0
@@ -75,7 +75,7 @@ def verify(path: Any, snapshot: Optional[str] = None) -> Dict[str, int]:
             path = store / seg["file"]
             layout = chunk_layout(seg, fields, path) if fields and "start" in seg else []
             buf = np.empty(seg["bytes"], dtype=np.uint8)
-            fio.read_verified(path, [fio.as_bytes_view(buf)], seg["bytes"], seg["crc32"])
+            fio.read_verified(path, [fio.as_bytes_view(buf)], seg["bytes"], seg["crc32"], direct=direct_reads)
             n = seg.get("end", 0) - seg.get("start", 0)
             for f, (off, dtype, base) in zip(fields, layout):
                 if base is not None:  # a narrowed chunk widens back within its field's type
@@ -84,6 +84,9 @@ def verify(path: Any, snapshot: Optional[str] = None) -> Dict[str, int]:
             files, nbytes = files + 1, nbytes + seg["bytes"]
         for meta in shard.get("arrays", {}).values():
             buf = np.empty(meta["bytes"], dtype=np.uint8)
-            fio.read_verified(snap_dir / meta["file"], [fio.as_bytes_view(buf)], meta["bytes"], meta["crc32"])
+            view = [fio.as_bytes_view(buf)]
+            fio.read_verified(
+                snap_dir / meta["file"], view, meta["bytes"], meta["crc32"], direct=direct_reads
+            )
             files, nbytes = files + 1, nbytes + meta["bytes"]
     return {"files": files + len(shards) + 1, "bytes": nbytes}

@@ -5,8 +5,10 @@ from __future__ import annotations
 import threading
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
 
@@ -36,15 +38,20 @@ PREFETCH_AHEAD = 6
 
 
 def read_segments(
-    store: Path, segments: List[Dict[str, Any]], schema: Schema, storage: Storage, names: Optional[List[str]]
+    store: Path,
+    segments: List[Dict[str, Any]],
+    schema: Schema,
+    storage: Storage,
+    names: Optional[List[str]],
+    direct: bool,
 ) -> None:
     """Read and verify ``segments`` into ``storage`` (fresh arrays), overlapping the costs.
 
     A helper faults the destination rows in ahead of the readers (``Storage.populate``,
-    which never writes data). By default (``fio.DIRECT_READS``) ``DIRECT_READERS`` threads
+    which never writes data). With ``direct`` (the default of a load) ``DIRECT_READERS`` threads
     read cold segments with O_DIRECT, large field chunks straight into RAM arrays (see
     direct_read.py): no page-cache pages to allocate, fill and reclaim, about half the CPU
-    of plain reads. Cached segments, and every segment with ``RLA_REPLAY_DIRECT_IO=0``, take
+    of plain reads. Cached segments, and every segment without ``direct``, take
     plain reads: two readers (one's checksum and copy overlap the other's I/O) and a hint to
     the kernel to fetch the next ``PREFETCH_AHEAD`` segments.
     """
@@ -52,7 +59,6 @@ def read_segments(
     # TED-deduplicated fields are rebuilt after the reads: fault them in alongside too
     touched = fields + [f.name for f in schema.all_fields() if f.name not in fields]
     stop = threading.Event()
-    direct = fio.DIRECT_READS
     readers = DIRECT_READERS if direct else READERS
     in_place = storage.anonymous_memory
 
@@ -67,7 +73,9 @@ def read_segments(
         if not direct and i + PREFETCH_AHEAD < len(segments):
             fio.prefetch(store / segments[i + PREFETCH_AHEAD]["file"])
         seg = segments[i]
-        read_segment_into(store, seg, schema, storage.arrays, seg["start"], names, in_place=in_place)
+        read_segment_into(
+            store, seg, schema, storage.arrays, seg["start"], names, in_place=in_place, direct=direct
+        )
 
     helper = threading.Thread(target=populate, name="rla-load-populate", daemon=True)
     helper.start()
@@ -130,23 +138,69 @@ def check_compatible(
     return schema
 
 
-def restore_dedup(
-    storage_arrays: Dict[str, np.ndarray], shard: Dict[str, Any], arrays: Dict[str, np.ndarray], size: int
+def restore_ted(
+    storage_arrays: Dict[str, np.ndarray],
+    dedup: Dict[str, str],
+    size: int,
+    exceptions: Dict[str, Tuple[np.ndarray, np.ndarray]],
 ) -> None:
-    """Rebuild TED-deduplicated fields from successors and the stored exceptions."""
-    dedup = shard.get("dedup") or {}
+    """Rebuild the TED-deduplicated fields of the first ``size`` slots from each row's
+    successor, then put back the stored ``exceptions`` (slots, values) of each field."""
     if not dedup:
         return
     succ = ted.successors(storage_arrays["_episode_id"][:size], storage_arrays["_step"][:size])
-    exc = {nxt: (arrays[f"ted-{nxt}-slots"], arrays[f"ted-{nxt}-values"]) for nxt in dedup}
-    ted.restore(storage_arrays, dedup, size, succ, exc)
+    ted.restore(storage_arrays, dedup, size, succ, exceptions)
 
 
-def exact_load(
-    buf: "ReplayBuffer", store: Path, snap_dir: Path, shard: Dict[str, Any], rank: int, world_size: int
-) -> Dict[str, Any]:
-    """Read one shard into new arrays, verify everything, then swap it in."""
-    where = snap_dir / fmt.shard_file(rank)
+def restore_dedup(
+    storage_arrays: Dict[str, np.ndarray], shard: Dict[str, Any], arrays: Dict[str, np.ndarray], size: int
+) -> None:
+    """Rebuild TED-deduplicated fields from successors and the shard's stored exceptions."""
+    dedup = shard.get("dedup") or {}
+    exceptions = {nxt: (arrays[f"ted-{nxt}-slots"], arrays[f"ted-{nxt}-values"]) for nxt in dedup}
+    restore_ted(storage_arrays, dedup, size, exceptions)
+
+
+@dataclass
+class Restored:
+    """A buffer's new state, read and verified, ready to be swapped in."""
+
+    schema: Schema
+    storage: Storage
+    sampler: Any
+    rng: np.random.Generator
+    episodes: ep_mod.EpisodeTracker
+    size: int
+    cursor: int
+    write_count: int
+
+
+@contextmanager
+def swapping(buf: "ReplayBuffer", new: Restored, rank: int, world_size: int) -> Iterator[None]:
+    """Put ``new`` in place of the buffer's state under its lock, then close the old storage.
+
+    The buffer starts a new session and forgets its persisted segments; the block runs
+    under the lock, after the swap, for what a load sets besides (seed, reused segments).
+    """
+    with buf.lock:
+        old = buf.storage
+        buf.schema = new.schema
+        buf.storage, buf.sampler, buf.rng, buf.episodes = new.storage, new.sampler, new.rng, new.episodes
+        buf._size, buf._cursor, buf.write_count = new.size, new.cursor, new.write_count
+        buf.chunk_slots = max(1, buf.segment_bytes // max(1, new.schema.item_bytes))
+        buf.chunk_ver = np.zeros(-(-buf.capacity // buf.chunk_slots), dtype=np.int64)
+        buf.generation += 1
+        buf.session = uuid.uuid4().hex[:10]
+        buf.rank, buf.world_size = rank, world_size
+        buf.persisted.clear()
+        yield
+    old.close()
+
+
+def _read_exact(
+    buf: "ReplayBuffer", store: Path, snap_dir: Path, where: Path, shard: Dict[str, Any], direct: bool
+) -> Restored:
+    """Read and verify the shard (manifest ``where``) into new arrays, closed again on any error."""
     schema = check_compatible(buf, shard, where)
     if int(shard["episodes"]["num_envs"]) != buf.num_envs:
         raise ReplayBufferError(
@@ -157,9 +211,8 @@ def exact_load(
         )
     storage = buf.storage.new_like().allocate(schema, buf.capacity)
     try:
-        names = shard.get("segment_fields")
-        read_segments(store, shard["segments"], schema, storage, names)
-        arrays = read_arrays(snap_dir, shard)
+        read_segments(store, shard["segments"], schema, storage, shard.get("segment_fields"), direct)
+        arrays = read_arrays(snap_dir, shard, direct=direct)
         size = int(shard["size"])
         restore_dedup(storage.arrays, shard, arrays, size)
         sampler = type(buf.sampler)(buf.capacity, **shard["sampler"]["params"])
@@ -171,33 +224,37 @@ def exact_load(
     except BaseException:
         storage.close()
         raise
-    with buf.lock:
-        old = buf.storage
-        buf.schema = schema
-        buf.storage, buf.sampler, buf.rng, buf.episodes = storage, sampler, rng, tracker
-        buf._size, buf._cursor = size, int(shard["cursor"])
-        buf.write_count = int(shard["write_count"])
-        buf.chunk_slots = max(1, buf.segment_bytes // max(1, schema.item_bytes))
-        buf.chunk_ver = np.zeros(-(-buf.capacity // buf.chunk_slots), dtype=np.int64)
-        buf.generation += 1
-        buf.session = uuid.uuid4().hex[:10]
-        buf.rank, buf.world_size = rank, world_size
+    return Restored(
+        schema, storage, sampler, rng, tracker, size, int(shard["cursor"]), int(shard["write_count"])
+    )
+
+
+def exact_load(
+    buf: "ReplayBuffer",
+    store: Path,
+    snap_dir: Path,
+    shard: Dict[str, Any],
+    rank: int,
+    world_size: int,
+    direct: bool = True,
+) -> Dict[str, Any]:
+    """Read one shard into new arrays, verify everything, then swap it in."""
+    new = _read_exact(buf, store, snap_dir, snap_dir / fmt.shard_file(rank), shard, direct)
+    with swapping(buf, new, rank, world_size):
         buf.seed = shard.get("seed", buf.seed)
         if buf.return_torch is None:
             buf.return_torch = shard.get("return_torch")
-        buf.persisted.clear()
-        if int(shard["chunk_slots"]) == buf.chunk_slots:
-            layout = names or [f.name for f in schema.all_fields()]
+        if int(shard["chunk_slots"]) == buf.chunk_slots:  # its segments are reused by the next save
+            layout = shard.get("segment_fields") or [f.name for f in new.schema.all_fields()]
             buf.persisted[store_key(store, rank)] = {
                 seg["start"] // buf.chunk_slots: dict(seg, ver=0, layout=layout) for seg in shard["segments"]
             }
-    old.close()
     return {
         "snapshot": str(snap_dir),
         "mode": "exact",
         "rank": rank,
         "world_size": world_size,
-        "size": size,
+        "size": new.size,
         "episode_report": shard.get("episode_report"),
     }
 
@@ -212,8 +269,13 @@ def load_buffer(
     allow_missing_shards: bool = False,
     on_overflow: str = "drop_oldest",
     num_envs: Optional[int] = None,
+    direct_reads: Optional[bool] = None,
 ) -> Dict[str, Any]:
-    """Load the newest (or the named) snapshot of ``path`` into ``buf``; returns a report."""
+    """Load the newest (or the named) snapshot of ``path`` into ``buf``; returns a report.
+
+    ``direct_reads``: read cold segment files with O_DIRECT (default: on where the system
+    has it, unless ``RLA_REPLAY_DIRECT_IO=0``; see :func:`fio.direct_reads_default`).
+    """
     store, snap_dir, manifest = fmt.resolve(path, snapshot)
     if manifest.get("kind", "ReplayBuffer") != "ReplayBuffer":
         raise ReplayBufferError(
@@ -234,8 +296,9 @@ def load_buffer(
             fix="pass this process's rank and world_size",
         )
     policy = ep_mod.check_policy(episode_policy)
+    direct = fio.direct_reads_default() if direct_reads is None else bool(direct_reads)
     if world == world_size and episode_policy is None and len(shards) == world:
-        return exact_load(buf, store, snap_dir, shards[rank], rank, world_size)
+        return exact_load(buf, store, snap_dir, shards[rank], rank, world_size, direct)
     from RLA.replay_buffer.sharding import load_resharded
 
-    return load_resharded(buf, store, snap_dir, shards, rank, world_size, policy, on_overflow)
+    return load_resharded(buf, store, snap_dir, shards, rank, world_size, policy, on_overflow, direct)

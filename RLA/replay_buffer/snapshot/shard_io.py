@@ -260,10 +260,12 @@ def read_segment_into(
     offset: int = 0,
     names: Optional[List[str]] = None,
     in_place: bool = True,
+    direct: Optional[bool] = None,
 ) -> None:
     """Read one verified segment into ``arrays`` at slots ``[offset, offset + n)``.
 
     ``in_place``: the arrays are anonymous memory, which O_DIRECT may fill directly.
+    ``direct``: read a cold file with O_DIRECT (default: ``fio.direct_reads_default()``).
     """
     n = seg["end"] - seg["start"]
     fields = segment_fields(schema, names)
@@ -279,17 +281,20 @@ def read_segment_into(
             dest = narrow[-1][0]
         pieces.append(fio.as_bytes_view(dest) if n else memoryview(b""))
         pos = off + len(pieces[-1])
-    fio.read_verified(path, pieces, seg["bytes"], seg["crc32"], in_place=in_place)
+    fio.read_verified(path, pieces, seg["bytes"], seg["crc32"], direct=direct, in_place=in_place)
     for chunk, base, dest in narrow:
         widen(chunk, base, dest, path)
 
 
-def read_arrays(snap_dir: Path, shard: Dict[str, Any]) -> Dict[str, np.ndarray]:
-    """Read and verify the shard's small arrays (sampler state)."""
+def read_arrays(
+    snap_dir: Path, shard: Dict[str, Any], direct: Optional[bool] = None
+) -> Dict[str, np.ndarray]:
+    """Read and verify the shard's small arrays (sampler state); ``direct`` as for segments."""
     out: Dict[str, np.ndarray] = {}
     for name, meta in shard.get("arrays", {}).items():
         arr = np.empty(tuple(meta["shape"]), dtype=dtype_from_json(meta["dtype"]))
-        fio.read_verified(snap_dir / meta["file"], [fio.as_bytes_view(arr)], meta["bytes"], meta["crc32"])
+        view = [fio.as_bytes_view(arr)]
+        fio.read_verified(snap_dir / meta["file"], view, meta["bytes"], meta["crc32"], direct=direct)
         out[name] = arr
     return out
 
