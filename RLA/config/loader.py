@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import os
 from pathlib import Path
-from typing import Any, Dict, Mapping, Optional, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Union
 
 from RLA.config.fields import validate_section
 from RLA.config.redact import RedactSettings
@@ -138,68 +138,103 @@ def _build(raw: Dict[str, Any], origin: str, file_path: Optional[Path], root: Pa
 
 
 def _scalars(raw: Dict[str, Any], origin: str) -> Dict[str, Any]:
-    out: Dict[str, Any] = {}
-    if raw.get("LOG_USED") is not None:
-        used = raw["LOG_USED"]
-        if isinstance(used, str):
-            used = [used]
-        if not isinstance(used, list) or not all(isinstance(u, str) for u in used):
-            raise ConfigError(
-                f"{origin}: key LOG_USED has the wrong type",
-                expected="a list of output format names, e.g. [stdout, log, csv, tensorboard]",
-                found=repr(used),
-                fix="write LOG_USED as a YAML list of names",
-            )
-        out["LOG_USED"] = list(dict.fromkeys(used))
-    if raw.get("DL_FRAMEWORK") is not None:
-        framework = raw["DL_FRAMEWORK"]
-        if not isinstance(framework, str) or framework.lower() not in _FRAMEWORKS:
-            raise ConfigError(
-                f"{origin}: key DL_FRAMEWORK has a bad value",
-                expected=f"one of {', '.join(_FRAMEWORKS)}",
-                found=repr(framework),
-                fix="choose the checkpoint backend of your framework",
-            )
-        out["DL_FRAMEWORK"] = framework.lower()
-    if raw.get("SEND_LOG_FILE") is not None:
-        if not isinstance(raw["SEND_LOG_FILE"], bool):
-            raise ConfigError(
-                f"{origin}: key SEND_LOG_FILE has the wrong type",
-                expected="true or false",
-                found=repr(raw["SEND_LOG_FILE"]),
-                fix="write SEND_LOG_FILE: true (or false)",
-            )
-        out["SEND_LOG_FILE"] = raw["SEND_LOG_FILE"]
-    if raw.get("DATA_ROOT") is not None:
-        if not isinstance(raw["DATA_ROOT"], str):
-            raise ConfigError(
-                f"{origin}: key DATA_ROOT has the wrong type",
-                expected="a path string",
-                found=repr(raw["DATA_ROOT"]),
-                fix="write DATA_ROOT: ./data (relative to the config)",
-            )
-        out["DATA_ROOT"] = raw["DATA_ROOT"]
-    if raw.get("HEARTBEAT_INTERVAL") is not None:
-        beat = raw["HEARTBEAT_INTERVAL"]
-        if isinstance(beat, bool) or not isinstance(beat, (int, float)) or beat <= 0:
-            raise ConfigError(
-                f"{origin}: key HEARTBEAT_INTERVAL has a bad value",
-                expected="a positive number of seconds",
-                found=repr(beat),
-                fix="write HEARTBEAT_INTERVAL: 30",
-            )
-        out["HEARTBEAT_INTERVAL"] = float(beat)
-    if raw.get("STDOUT_INTERVAL") is not None:
-        every = raw["STDOUT_INTERVAL"]
-        if isinstance(every, bool) or not isinstance(every, (int, float)) or not every >= 0:
-            raise ConfigError(
-                f"{origin}: key STDOUT_INTERVAL has a bad value",
-                expected="seconds between two tables printed on stdout, >= 0 (0 = every dump)",
-                found=repr(every),
-                fix="write STDOUT_INTERVAL: 5",
-            )
-        out["STDOUT_INTERVAL"] = float(every)
-    return out
+    """The top-level scalar keys that are set, each checked and normalized."""
+    return {key: check(raw[key], origin) for key, check in _SCALAR_CHECKS.items() if raw.get(key) is not None}
+
+
+def _refuse(origin: str, key: str, problem: str, expected: str, found: Any, fix: str) -> ConfigError:
+    return ConfigError(f"{origin}: key {key} has {problem}", expected=expected, found=repr(found), fix=fix)
+
+
+def _log_used(used: Any, origin: str) -> List[str]:
+    if isinstance(used, str):
+        used = [used]
+    if not isinstance(used, list) or not all(isinstance(u, str) for u in used):
+        raise _refuse(
+            origin,
+            "LOG_USED",
+            "the wrong type",
+            "a list of output format names, e.g. [stdout, log, csv, tensorboard]",
+            used,
+            "write LOG_USED as a YAML list of names",
+        )
+    return list(dict.fromkeys(used))
+
+
+def _framework(framework: Any, origin: str) -> str:
+    if not isinstance(framework, str) or framework.lower() not in _FRAMEWORKS:
+        raise _refuse(
+            origin,
+            "DL_FRAMEWORK",
+            "a bad value",
+            f"one of {', '.join(_FRAMEWORKS)}",
+            framework,
+            "choose the checkpoint backend of your framework",
+        )
+    return framework.lower()
+
+
+def _send_log_file(value: Any, origin: str) -> bool:
+    if not isinstance(value, bool):
+        raise _refuse(
+            origin,
+            "SEND_LOG_FILE",
+            "the wrong type",
+            "true or false",
+            value,
+            "write SEND_LOG_FILE: true (or false)",
+        )
+    return value
+
+
+def _data_root(value: Any, origin: str) -> str:
+    if not isinstance(value, str):
+        raise _refuse(
+            origin,
+            "DATA_ROOT",
+            "the wrong type",
+            "a path string",
+            value,
+            "write DATA_ROOT: ./data (relative to the config)",
+        )
+    return value
+
+
+def _heartbeat(beat: Any, origin: str) -> float:
+    if isinstance(beat, bool) or not isinstance(beat, (int, float)) or beat <= 0:
+        raise _refuse(
+            origin,
+            "HEARTBEAT_INTERVAL",
+            "a bad value",
+            "a positive number of seconds",
+            beat,
+            "write HEARTBEAT_INTERVAL: 30",
+        )
+    return float(beat)
+
+
+def _stdout_interval(every: Any, origin: str) -> float:
+    if isinstance(every, bool) or not isinstance(every, (int, float)) or not every >= 0:
+        raise _refuse(
+            origin,
+            "STDOUT_INTERVAL",
+            "a bad value",
+            "seconds between two tables printed on stdout, >= 0 (0 = every dump)",
+            every,
+            "write STDOUT_INTERVAL: 5",
+        )
+    return float(every)
+
+
+#: The top-level scalar keys, checked in this order (the first bad one is reported).
+_SCALAR_CHECKS: Dict[str, Callable[[Any, str], Any]] = {
+    "LOG_USED": _log_used,
+    "DL_FRAMEWORK": _framework,
+    "SEND_LOG_FILE": _send_log_file,
+    "DATA_ROOT": _data_root,
+    "HEARTBEAT_INTERVAL": _heartbeat,
+    "STDOUT_INTERVAL": _stdout_interval,
+}
 
 
 def find_config(start: Union[str, os.PathLike, None] = None) -> Optional[Path]:

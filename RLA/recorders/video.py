@@ -91,8 +91,6 @@ def save_video(
         RLAError: no frames, frames of different sizes, an unknown extension.
         BackendNotInstalledError: mp4 without the imageio-ffmpeg package.
     """
-    import imageio.v3 as iio
-
     video = to_frames(frames)
     path = result_path(results_dir, name, step, add_timestamp, default_ext=".mp4")
     if path.suffix.lower() not in FORMATS:
@@ -110,34 +108,41 @@ def save_video(
         if path.suffix.lower() == ".gif":
             tmp.write_bytes(encode_gif(video, fps))
         else:
-            try:
-                import imageio_ffmpeg  # noqa: F401
-            except ImportError as exc:
-                raise BackendNotInstalledError(
-                    "mp4 videos need imageio-ffmpeg",
-                    expected="imageio_ffmpeg importable",
-                    found=str(exc),
-                    fix="pip install imageio-ffmpeg, or save a .gif",
-                ) from exc
-            # H.264 in yuv420p needs even sizes: pad one edge row/column instead of resizing.
-            pad_h, pad_w = video.shape[1] % 2, video.shape[2] % 2
-            if pad_h or pad_w:
-                video = np.pad(video, ((0, 0), (0, pad_h), (0, pad_w), (0, 0)), mode="edge")
-            iio.imwrite(
-                tmp,
-                video,
-                extension=".mp4",
-                fps=fps,
-                codec="libx264",
-                macro_block_size=1,
-                pixelformat="yuv420p",
-                plugin="FFMPEG",
-            )
-            if tmp.stat().st_size == 0:  # ffmpeg failures are reported on its stderr only
-                raise RLAError(
-                    "ffmpeg wrote no video",
-                    expected="an mp4 file",
-                    found=f"an empty file for {path}",
-                    fix="check the ffmpeg messages above, or save a .gif",
-                )
+            _write_mp4(tmp, video, fps, path)
     return path
+
+
+def _write_mp4(tmp: Path, video: np.ndarray, fps: float, path: Path) -> None:
+    """Encode ``video`` (``TxHxWxC`` uint8) as H.264 into ``tmp`` (published as ``path``)."""
+    import imageio.v3 as iio
+
+    try:
+        import imageio_ffmpeg  # noqa: F401
+    except ImportError as exc:
+        raise BackendNotInstalledError(
+            "mp4 videos need imageio-ffmpeg",
+            expected="imageio_ffmpeg importable",
+            found=str(exc),
+            fix="pip install imageio-ffmpeg, or save a .gif",
+        ) from exc
+    # H.264 in yuv420p needs even sizes: pad one edge row/column instead of resizing.
+    pad_h, pad_w = video.shape[1] % 2, video.shape[2] % 2
+    if pad_h or pad_w:
+        video = np.pad(video, ((0, 0), (0, pad_h), (0, pad_w), (0, 0)), mode="edge")
+    iio.imwrite(
+        tmp,
+        video,
+        extension=".mp4",
+        fps=fps,
+        codec="libx264",
+        macro_block_size=1,
+        pixelformat="yuv420p",
+        plugin="FFMPEG",
+    )
+    if tmp.stat().st_size == 0:  # ffmpeg failures are reported on its stderr only
+        raise RLAError(
+            "ffmpeg wrote no video",
+            expected="an mp4 file",
+            found=f"an empty file for {path}",
+            fix="check the ffmpeg messages above, or save a .gif",
+        )

@@ -68,27 +68,28 @@ def open_transport(
         )
     if protocol == "ftp" and settings.resolved_password():
         _warn_clear_text(settings, warn)
-
-    def resolve(path: Optional[str]) -> Optional[str]:
-        if not path:
-            return None
-        expanded = Path(os.path.expanduser(path))
-        if not expanded.is_absolute() and project_root is not None:
-            expanded = project_root / expanded
-        return str(expanded)
-
     return cls(
         host=settings.ftp_server,
         port=settings.port,
         username=settings.username or None,
         password=settings.resolved_password(),
-        key_filename=resolve(settings.key_filename),
+        key_filename=_resolve(settings.key_filename, project_root),
         allow_agent=settings.allow_agent,
-        known_hosts=resolve(settings.known_hosts),
+        known_hosts=_resolve(settings.known_hosts, project_root),
         host_key_policy=settings.host_key_policy,
         timeout=settings.timeout,
         warn=warn,
     )
+
+
+def _resolve(path: Optional[str], project_root: Optional[Path]) -> Optional[str]:
+    """``~`` expanded; a relative path is taken from ``project_root`` (when given)."""
+    if not path:
+        return None
+    expanded = Path(os.path.expanduser(path))
+    if not expanded.is_absolute() and project_root is not None:
+        expanded = project_root / expanded
+    return str(expanded)
 
 
 def _warn_clear_text(settings: RemoteSettings, warn: Optional[Callable[[str], None]]) -> None:

@@ -74,6 +74,8 @@ def test_unknown_nested_key_suggests_the_right_one(tmp_path):
     ("BACKUP_CONFIG: {backup_code_dir: src}\n", "BACKUP_CONFIG.backup_code_dir"),
     ("LOG_USED: {a: 1}\n", "LOG_USED"),
     ("HEARTBEAT_INTERVAL: -1\n", "HEARTBEAT_INTERVAL"),
+    ("DATA_ROOT: 5\n", "DATA_ROOT"),
+    ("STDOUT_INTERVAL: -1\n", "STDOUT_INTERVAL"),
 ])
 def test_wrong_type_names_key_expected_and_found(tmp_path, text, key):
     with pytest.raises(ConfigError) as info:
