@@ -7,18 +7,19 @@ fix, position}}`` with status 400/403/404):
 ``offset``, ``column``), ``/api/status?run=...``, ``/api/run/<index>``, ``/api/curves``
 (filters + ``metric``, ``x``, ``group``, ``agg``, ``band``, ``smooth``, ``resample``,
 ``x_max``, ``vary_len``, ``individual``, ``format=csv``), ``/api/compare?run=A&run=B``,
-``/api/file?path=<relative to the data root>``; POST ``/api/action`` and
+``/api/file?path=<relative to the data root>``, ``/api/trash``; POST ``/api/action`` and
 ``/api/run/<index>/annotations`` (refused with ``--read-only``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Dict, Optional
+from typing import Any, AsyncIterator, Callable, Dict, Optional
 
 from RLA.errors import QueryError, RLAError, RunNotFoundError, UnsafePathError
 
@@ -54,7 +55,11 @@ def _status_of(exc: RLAError) -> int:
 
 
 def create_app(
-    data_root: os.PathLike, read_only: bool = False, host: str = "127.0.0.1", token: Optional[str] = None
+    data_root: os.PathLike,
+    read_only: bool = False,
+    host: str = "127.0.0.1",
+    token: Optional[str] = None,
+    refresh: Optional[Dict[str, float]] = None,
 ) -> Any:
     """Build the dashboard app for ``data_root`` (wrapped in :class:`RLA.ui.security.Guard`).
 
@@ -63,12 +68,15 @@ def create_app(
         read_only: refuse every action (archive, delete, restore, tags, notes).
         host: the address the server listens on (decides the loopback rules).
         token: required on every request off loopback.
+        refresh: options of the background index refresh (``period_s``, ``stale_s``,
+            ``idle_s``; see :mod:`RLA.ui.fresh`).
     """
     from starlette.applications import Starlette
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles
 
     from RLA.ui import handlers
+    from RLA.ui.runs import RunsSource
     from RLA.ui.security import Guard
 
     root = Path(data_root).resolve()
@@ -79,7 +87,7 @@ def create_app(
             found=str(data_root),
             fix="pass --data-root",
         )
-    ctx = handlers.Context(root, read_only)
+    ctx = handlers.Context(root, read_only, RunsSource(root, **(refresh or {})))
 
     def route(path: str, fn: Callable, methods: tuple = ("GET",)) -> Route:
         return Route(path, partial(_guarded, fn, ctx), methods=list(methods))
@@ -93,12 +101,19 @@ def create_app(
         route("/api/curves", handlers.curves),
         route("/api/compare", handlers.compare),
         route("/api/file", handlers.file),
+        route("/api/trash", handlers.trash),
         route("/api/action", handlers.action, ("POST",)),
-        route("/api/run/{index:path}/annotations", handlers.annotations, ("POST",)),
+        route("/api/run/{index:path}/annotations", handlers.set_annotations, ("POST",)),
         route("/api/run/{index:path}", handlers.run),
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
     ]
-    app = Starlette(routes=routes)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Any) -> AsyncIterator[None]:
+        yield
+        ctx.source.close()  # stop the background refresh
+
+    app = Starlette(routes=routes, lifespan=lifespan)
     return Guard(app, host, token)
 
 

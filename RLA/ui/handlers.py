@@ -13,17 +13,18 @@ from typing import Any, List, Optional, Tuple
 from RLA.errors import QueryError, RLAError
 from RLA.ui.actions import ActionError, ReadOnlyError, annotate, run_action
 from RLA.ui.curves import CurveOptions, curves_csv, grouped_curves
-from RLA.ui.runs import RunFilter, runs_page, select, statuses, task_counts
+from RLA.ui.runs import RunFilter, RunsSource, runs_page, select, statuses, task_counts
 
 MAX_COMPARE = 10
 
 
 @dataclass
 class Context:
-    """What every handler knows: the data root and whether actions are refused."""
+    """What every handler knows: the data root, whether actions are refused, the warm index."""
 
     data_root: Path
     read_only: bool
+    source: RunsSource
 
 
 def _json(data: Any, status: int = 200) -> Any:
@@ -82,14 +83,14 @@ def info(ctx: Context, request: Any) -> Any:
 
 def tasks(ctx: Context, request: Any) -> Any:
     archived = {"1": True, "all": None}.get(request.query_params.get("archived", "0"), False)
-    return _json({"tasks": task_counts(ctx.data_root, archived)})
+    return _json({"tasks": task_counts(ctx.source, archived)})
 
 
 def runs(ctx: Context, request: Any) -> Any:
     params = request.query_params
     columns: List[str] = [c for c in params.getlist("column") if c]
     page = runs_page(
-        ctx.data_root,
+        ctx.source,
         _filter(request),
         sort=params.get("sort"),
         descending=params.get("desc") in ("1", "true"),
@@ -137,7 +138,9 @@ def curves(ctx: Context, request: Any) -> Any:
     from starlette.responses import Response
 
     opts = _curve_options(request)
-    result = grouped_curves(select(ctx.data_root, _filter(request)).runs, opts)
+    with ctx.source.catalog() as catalog:
+        rows = select(catalog, _filter(request)).runs
+    result = grouped_curves(rows, opts)
     if request.query_params.get("format") == "csv":
         return Response(
             curves_csv(result),
@@ -161,6 +164,26 @@ def compare(ctx: Context, request: Any) -> Any:
             fix="tick two or more runs on the runs page",
         )
     return _json(jsonable(compare_runs([resolve_run(ctx.data_root, i) for i in indices])))
+
+
+def trash(ctx: Context, request: Any) -> Any:
+    """The runs in the trash (what the ``undelete`` action can restore)."""
+    from RLA.ops.trash import list_trash
+    from RLA.ui.encode import jsonable
+
+    items = list_trash(ctx.data_root)
+    runs = [
+        {
+            "index": item.index,
+            "task": item.layout.task,
+            "archived": item.layout.archived,
+            "stamp": item.stamp,
+            "deleted_at": item.deleted_at,
+            "data_types": list(item.data_types),
+        }
+        for item in reversed(items)  # the newest deletion first
+    ]
+    return _json(jsonable({"runs": runs}))
 
 
 def file(ctx: Context, request: Any) -> Any:
@@ -193,12 +216,14 @@ def action(ctx: Context, request: Any) -> Any:
             found=type(body).__name__,
             fix="send a JSON object",
         )
-    return _json(
-        run_action(ctx.data_root, body.get("action"), body.get("runs") or [], body.get("confirm") is True)
-    )
+    action_name: Any = body.get("action")  # checked by run_action
+    result = run_action(ctx.data_root, action_name, body.get("runs") or [], body.get("confirm") is True)
+    if result["applied"]:
+        ctx.source.refresher.invalidate()  # the page reloads its table next: show the move at once
+    return _json(result)
 
 
-def annotations(ctx: Context, request: Any) -> Any:
+def set_annotations(ctx: Context, request: Any) -> Any:
     _writable(ctx)
     body = request.state.body
     if not isinstance(body, dict):

@@ -49,8 +49,11 @@ class RunFilter:
         )
 
 
-def select(data_root: os.PathLike, flt: RunFilter) -> Any:
+def select(data_root: Any, flt: RunFilter) -> Any:
     """The :class:`RLA.query.Selection` of ``flt`` (tag and explicit runs applied).
+
+    ``data_root`` may be an open catalog (e.g. :meth:`RunsSource.catalog`, which answers
+    from the latest background refresh).
 
     Raises:
         QueryError: a bad expression, date or status (``position`` set for expressions).
@@ -103,47 +106,78 @@ def _limit(value: Any, default: int, high: int) -> int:
     return min(number, high) if high else number
 
 
-#: Seconds a cached table holding running runs is reused (their status changes without
-#: any file changing; a table of ended runs is reused until the index changes).
-LIVE_TABLE_S = 5.0
+class RunsSource:
+    """The dashboard's view of one data root: the background refresh and the warm table.
+
+    Requests read the index as of the last refresh (see :mod:`RLA.ui.fresh` for how fresh
+    that is) and the table built from it (:mod:`RLA.ui.table`); they never walk the tree or
+    decode records themselves, except the first one and after an idle spell.
+    """
+
+    def __init__(self, data_root: os.PathLike, **refresh_options: Any) -> None:
+        from RLA.ui.fresh import Refresher
+        from RLA.ui.table import WarmTable
+
+        self.data_root = data_root
+        self.table = WarmTable()
+        self.refresher = Refresher(data_root, on_refresh=self.table.update, **refresh_options)
+
+    def catalog(self) -> Any:
+        """A catalog (context manager) answering from the latest refresh."""
+        from RLA.ui.fresh import SnapshotCatalog
+
+        return SnapshotCatalog(self.data_root, self.refresher.snapshot())
+
+    def close(self) -> None:
+        self.refresher.close()
 
 
-def _table(data_root: os.PathLike, flt: RunFilter, sort: Optional[str], descending: bool) -> Tuple[Any, int]:
-    """The sorted frame of ``flt`` and the number of skipped runs, cached per index generation."""
-    from RLA.query import WARM, Catalog, rows_to_frame
+def _table(source: RunsSource, flt: RunFilter) -> Tuple[Any, int]:
+    """The rows of ``flt`` (unsorted, current statuses) and the number of skipped runs."""
+    from RLA.query import parse_query
+    from RLA.query.names import check_query_names
+    from RLA.query.selection import check_task
+    from RLA.ui.table import current_status, filter_mask
 
-    def build() -> Tuple[Any, int]:
-        selection = select(data_root, flt)
-        frame = rows_to_frame(selection.runs)
-        return _sorted(frame, sort, descending).reset_index(drop=True), len(selection.skipped)
+    with source.catalog() as catalog:
+        if catalog.snapshot.private:  # a read-only data root: an index private to each query
+            selection = select(catalog, flt)
+            return rows_to_frame_now(selection.runs), len(selection.skipped)
+        damaged = catalog.refresh(flt.task, flt.archived)
+        state = source.table.state
+        frame = state.frame
+        status = current_status(state, frame)
+        mask = filter_mask(frame, status, flt.task, flt.archived)
+        if flt.task is not None:  # an unknown task is an error (a task whose runs are filtered out is not)
+            check_task(catalog, flt.task, int(mask.sum()) + len(damaged))
+        mask &= filter_mask(frame, status, None, None, flt.status, flt.since, flt.until)
+        if flt.where:
+            query = parse_query(flt.where)
+            check_query_names(catalog, query, flt.task, flt.archived, damaged.values())
+            mask &= state.mask_of(source.table.matching(catalog, state, query))
+        skipped = len(damaged) + len(catalog.undecodable)
+    if flt.runs:
+        mask &= frame["index"].isin(set(flt.runs)).to_numpy(dtype=bool)
+    chosen = frame[mask].assign(status=status[mask])
+    if flt.tag:
+        keep = [flt.tag in read_annotations(log_dir).tags for log_dir in chosen["log_dir"]]
+        chosen = chosen[keep]
+    return chosen, skipped
 
-    with Catalog(data_root) as catalog:
-        catalog.refresh(flt.task, flt.archived)
-        generation = catalog.generation
-    key = (
-        "runs table",
-        flt.where,
-        flt.task,
-        tuple(flt.status),
-        flt.since,
-        flt.until,
-        flt.archived,
-        flt.tag,
-        tuple(flt.runs),
-        sort,
-        descending,
-    )
-    return WARM.cached(
-        data_root,
-        key,
-        generation,
-        build,
-        max_age=lambda value: LIVE_TABLE_S if (value[0]["status"] == "running").any() else None,
-    )
+
+def rows_to_frame_now(rows: Sequence[Any]) -> Any:
+    """:func:`RLA.query.rows_to_frame` with the key column of :mod:`RLA.ui.table`."""
+    from RLA.query import rows_to_frame
+    from RLA.query.tree import run_key
+    from RLA.ui.table import KEY
+
+    frame = rows_to_frame(rows)
+    frame[KEY] = [run_key(row.layout) for row in rows]
+    return frame
 
 
 def runs_page(
-    data_root: os.PathLike,
+    source: RunsSource,
     flt: RunFilter,
     sort: Optional[str] = None,
     descending: bool = False,
@@ -153,18 +187,23 @@ def runs_page(
 ) -> Dict[str, Any]:
     """One page of the runs table.
 
-    The selected, sorted table is kept per index generation (see :mod:`RLA.query.warm`):
-    paging, re-sorting an unchanged selection and going back to it cost only the page.
-
     Returns:
         ``{"total", "offset", "limit", "columns" (shown), "available" (every column:
         base, hyper-parameters, metric summaries), "params", "metrics", "status_counts",
         "rows": [{column: value, "tags": [...], "note": str}]}``.
     """
+    from RLA.ui.table import KEY
+
     limit_n, offset_n = _limit(limit, 50, MAX_LIMIT), _limit(offset, 0, 0)
-    ordered, skipped = _table(data_root, flt, sort, descending)
-    available = list(ordered.columns)
-    shown = [c for c in (columns or DEFAULT_COLUMNS) if c in ordered.columns]
+    chosen, skipped = _table(source, flt)
+    ordered = _sorted(chosen, sort, descending)
+    # the hyper-parameters and metrics of the chosen runs only (the table holds every run's)
+    all_params, all_metrics = chosen.attrs.get("param_columns", []), chosen.attrs.get("metric_columns", [])
+    params = [p for p in all_params if chosen[p].notna().any()]
+    metric_cols = [m for m in all_metrics if chosen[m].notna().any()]
+    dropped = set(all_params + all_metrics) - set(params + metric_cols)
+    available = [c for c in chosen.columns if c != KEY and c not in dropped]
+    shown = [c for c in (columns or DEFAULT_COLUMNS) if c in available]
     if "index" not in shown:
         shown.insert(0, "index")
     page = ordered.iloc[offset_n : offset_n + limit_n]
@@ -178,20 +217,23 @@ def runs_page(
         "limit": limit_n,
         "columns": shown,
         "available": available,
-        "params": ordered.attrs.get("param_columns", []),
-        "metrics": sorted({c[c.index("(") + 1 : -1] for c in ordered.attrs.get("metric_columns", [])}),
+        "params": params,
+        "metrics": sorted({c[c.index("(") + 1 : -1] for c in metric_cols}),
         "status_counts": jsonable(ordered["status"].value_counts().to_dict()) if len(ordered) else {},
         "skipped": skipped,
         "rows": rows,
     }
 
 
-def task_counts(data_root: os.PathLike, archived: Optional[bool] = False) -> Dict[str, int]:
-    """``{task: number of runs}`` (the page builds the task tree from the ``/`` in names), in SQL."""
-    from RLA.query import Catalog
-
-    with Catalog(data_root) as catalog:
-        return catalog.task_counts(archived)
+def task_counts(source: RunsSource, archived: Optional[bool] = False) -> Dict[str, int]:
+    """``{task: number of runs}`` (the page builds the task tree from the ``/`` in names)."""
+    with source.catalog() as catalog:
+        if catalog.snapshot.private:
+            return catalog.task_counts(archived)
+    frame = source.table.state.frame
+    if archived is not None:
+        frame = frame[frame["archived"] == bool(archived)]
+    return {str(task): int(n) for task, n in sorted(frame["task"].value_counts().items())}
 
 
 def statuses(data_root: os.PathLike, indices: Sequence[str]) -> Dict[str, str]:

@@ -52,3 +52,19 @@ def test_tags_and_note_round_trip_through_the_api(client, demo):
     assert bad.status_code == 400 and "tag" in bad.json()["error"]["message"].lower()
     row = client.get("/api/runs", params={"tag": "paper"}).json()["rows"]
     assert [(r["index"], r["note"]) for r in row] == [(demo["first"], "lr too high")]
+
+
+def test_trash_lists_deleted_runs_and_undelete_puts_them_back(client, demo):
+    assert client.get("/api/trash").json() == {"runs": []}
+    client.post("/api/action", json={"action": "delete", "runs": [demo["first"]], "confirm": True})
+    trashed = client.get("/api/trash").json()["runs"]
+    assert [r["index"] for r in trashed] == [demo["first"]] and trashed[0]["archived"] is False
+    assert "log" in trashed[0]["data_types"] and trashed[0]["deleted_at"]
+    plan = client.post("/api/action", json={"action": "undelete", "runs": [demo["first"]]}).json()
+    assert plan["applied"] is False and demo["first"] in plan["plan"]
+    assert client.get("/api/trash").json()["runs"]  # a plan changes nothing
+    done = client.post("/api/action", json={"action": "undelete", "runs": [demo["first"]], "confirm": True}).json()
+    assert done["runs"][0]["result"] == "done"
+    assert resolve_run(demo["root"], demo["first"]).log_dir.is_dir()
+    assert client.get("/api/trash").json() == {"runs": []}
+    assert demo["first"] in [r["index"] for r in client.get("/api/runs", params={"limit": 100}).json()["rows"]]

@@ -112,7 +112,9 @@ def test_status_changes_on_the_page_when_the_process_ends(driver, server, demo, 
         while read_json(info_path).get("pid") != child.pid and time.monotonic() < deadline:
             time.sleep(0.05)
         open_runs(driver, server, "?where=seed%20%3D%3D%207")
-        badge = lambda d: d.find_element(By.CSS_SELECTOR, "#runs-table tbody td.status-cell").text
+        def badge(d):
+            return d.find_element(By.CSS_SELECTOR, "#runs-table tbody td.status-cell").text
+
         wait(driver, lambda d: badge(d) == "running", "the live run is not shown running")
         stop.touch()
         child.wait(timeout=WAIT)
@@ -142,6 +144,58 @@ def test_archive_asks_for_confirmation_then_moves_the_run(driver, server, demo):
     wait(driver, lambda d: target not in [r.get_attribute("data-index") for r in rows(d)] and len(rows(d)) == 2,
          "the archived run stayed in the table")
     assert resolve_run(demo["root"], target).archived is True
+
+
+def _dialog_open(driver):
+    return driver.execute_script("return document.getElementById('confirm-dialog').open")
+
+
+def test_restore_from_the_trash_asks_for_confirmation_then_puts_the_run_back(driver, server, demo):
+    from RLA.ops import plan_delete
+    from RLA.ui.lookup import resolve_run
+
+    target = demo["second"]
+    plan_delete(demo["root"], [resolve_run(demo["root"], target)]).apply()
+    driver.get(server + "#/trash")
+    def trashed(d):
+        return [r.get_attribute("data-index") for r in d.find_elements(By.CSS_SELECTOR, "#trash-table tr[data-index]")]
+
+    wait(driver, lambda d: trashed(d) == [target], "the deleted run is not listed in the trash")
+    driver.find_element(By.CSS_SELECTOR, "#trash-table tr[data-index] input[type=checkbox]").click()
+    driver.find_element(By.ID, "restore-trash").click()
+    wait(driver, _dialog_open, "no confirmation dialog")
+    assert target in driver.find_element(By.ID, "confirm-dialog").text
+    driver.find_element(By.ID, "confirm-cancel").click()
+    time.sleep(0.3)
+    assert not resolve_run_or_none(demo["root"], target)  # cancel changed nothing
+    driver.find_element(By.ID, "restore-trash").click()
+    wait(driver, _dialog_open, "no dialog the second time")
+    driver.find_element(By.ID, "confirm-ok").click()
+    wait(driver, lambda d: trashed(d) == [], "the restored run stayed in the trash list")
+    assert resolve_run(demo["root"], target).log_dir.is_dir()
+    open_runs(driver, server, "?where=seed%20%3D%3D%201%20and%20lr%20%3D%3D%201e-3")
+    assert [r.get_attribute("data-index") for r in rows(driver)] == [target]
+
+
+def resolve_run_or_none(root, index):
+    from RLA.errors import RunNotFoundError
+    from RLA.ui.lookup import resolve_run
+
+    try:
+        return resolve_run(root, index)
+    except RunNotFoundError:
+        return None
+
+
+def test_a_new_run_appears_on_the_runs_page_without_a_reload(driver, server, demo):
+    from RLA.query.testing import make_run
+
+    driver.get(server + "#/runs?where=seed%20%3D%3D%2011")
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#runs-table td.empty"), "the empty table never showed")
+    new = make_run(demo["root"], task="dqn/CartPole", params={"algo": "dqn", "lr": 1e-4, "seed": 11},
+                   curves={"return": [1.0, 2.0]})
+    wait(driver, lambda d: [r.get_attribute("data-index") for r in rows(d)] == [new.index],
+         "the new run did not appear without a reload")
 
 
 def test_xss_payloads_stay_text_on_every_page(driver, server, demo):

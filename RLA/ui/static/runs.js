@@ -34,14 +34,17 @@
     if (err.error && err.error.fix) ui.whereError.appendChild(el("div", {className: "caret-fix"}, "Fix: " + err.error.fix));
   }
 
+  function requestParams() {
+    return Object.assign(query(), {sort: state.sort, desc: state.desc ? "1" : "", limit: state.limit,
+                                  offset: state.offset, column: state.columns});
+  }
+
   function load(ui) {
     var seq = ++state.seq;
     RLA.setParams("runs", Object.assign(query(), {sort: state.sort, desc: state.desc, limit: state.limit,
                                                   offset: state.offset, column: state.columns}));
-    var params = Object.assign(query(), {sort: state.sort, desc: state.desc ? "1" : "", limit: state.limit,
-                                         offset: state.offset, column: state.columns});
     ui.table.classList.add("loading");
-    return RLA.api("runs", params).then(function (page) {
+    return RLA.api("runs", requestParams()).then(function (page) {
       if (seq !== state.seq) return;
       state.last = page;
       showWhereError(ui, null);
@@ -138,6 +141,24 @@
   function updateActions(ui) {
     ui.selCount.textContent = state.selected.size ? state.selected.size + " selected" : "";
     ui.actionBar.querySelectorAll("button.needs-selection").forEach(function (b) { b.disabled = !state.selected.size; });
+  }
+
+  /* Live rows: the same page asked again; redrawn only when its runs or counts changed (a new,
+     moved or deleted run; a metric that grew). The server answers from its warm index. */
+  function pageKey(page) {
+    return JSON.stringify([page.total, page.status_counts, page.columns, page.rows]);
+  }
+
+  function pollRows(ui) {
+    if (!state.last || document.hidden || ui.table.classList.contains("loading")) return;
+    var seq = state.seq;
+    RLA.api("runs", requestParams()).then(function (page) {
+      if (seq !== state.seq || pageKey(page) === pageKey(state.last)) return;
+      state.last = page;
+      renderTable(ui, page);
+      renderPager(ui, page);
+      renderCounts(ui, page);
+    }).catch(function () {});
   }
 
   /* Live status: re-read the visible runs' run.json every few seconds. */
@@ -271,7 +292,7 @@
     main.appendChild(ui.tableBox);
     updateActions(ui);
     load(ui);
-    RLA.every(3000, function () { pollStatus(ui); });
+    RLA.every(3000, function () { pollStatus(ui); pollRows(ui); });
   }
 
   RLA.pages.runs = function (main, params) {
