@@ -13,8 +13,8 @@ from RLA.version import __version__
 
 _LAZY = {
     "exp_manager": ("RLA.easy_log.tester", "exp_manager"),
-    "logger": ("RLA.easy_log.logger", None),
-    "time_step_holder": ("RLA.easy_log.time_step", "time_step_holder"),
+    "logger": ("RLA.logger", None),
+    "time_step_holder": ("RLA.logger.time_step", "time_step_holder"),
     "MatplotlibRecorder": ("RLA.easy_log.complex_data_recorder", "MatplotlibRecorder"),
     "ImgRecorder": ("RLA.easy_log.complex_data_recorder", "ImgRecorder"),
     "VideoRecorder": ("RLA.easy_log.complex_data_recorder", "VideoRecorder"),
@@ -27,7 +27,7 @@ _LAZY = {
     "update_hyper_parameters_fn": ("RLA.easy_log.exp_loader", "update_hyper_parameters_fn"),
     "experiment_data_query": ("RLA.query_tool", "experiment_data_query"),
     "single_experiment_query": ("RLA.query_tool", "single_experiment_query"),
-    "time_tracker": ("RLA.easy_log.time_used_recorder", "time_tracker"),
+    "time_tracker": ("RLA.trackers.time_used_recorder", "polixir_time_tracker"),
 }
 #: ``from RLA import *`` of the original also gave the constants of RLA.easy_log.const / RLA.const.
 for _module in ("RLA.easy_log.const", "RLA.const"):

@@ -220,7 +220,7 @@ def _require_trial_run() -> Any:
 
 
 def _log_row(metrics: Mapping[str, Any], prefix: str = "") -> None:
-    from RLA.easy_log import logger
+    from RLA.logger import api as logger
 
     for key, value in metrics.items():
         if isinstance(value, Mapping):
@@ -282,7 +282,7 @@ def report(
     """
     from ray import tune
 
-    from RLA.easy_log import logger
+    from RLA.logger import api as logger
 
     manager = _require_trial_run()
     time_step_holder.set_time(int(step) if step is not None else time_step_holder.get_time() + 1)

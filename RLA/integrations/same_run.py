@@ -144,7 +144,7 @@ def continue_run(
     Returns:
         ``layout``; the run is active in ``manager`` and the time-step is ``step`` (or 0).
     """
-    from RLA.easy_log import logger
+    from RLA.logger import api as logger
 
     cut = START_OVER if step is None else step
     info = ri.read_run_info(layout.run_info_file)

@@ -58,7 +58,7 @@ class RLAOutputFormat(sb3_logger.KVWriter, sb3_logger.SeqWriter):
         return exp_manager
 
     def _tb_writer(self) -> Any:
-        from RLA.easy_log import logger
+        from RLA.logger import api as logger
 
         try:
             return logger.get_tbx_writer()
@@ -68,7 +68,7 @@ class RLAOutputFormat(sb3_logger.KVWriter, sb3_logger.SeqWriter):
     def write(
         self, key_values: Dict[str, Any], key_excluded: Dict[str, Tuple[str, ...]], step: int = 0
     ) -> None:
-        from RLA.easy_log import logger
+        from RLA.logger import api as logger
         from RLA.recorders import save_figure, save_image, save_video
 
         if self.sync_time_step:
@@ -80,9 +80,8 @@ class RLAOutputFormat(sb3_logger.KVWriter, sb3_logger.SeqWriter):
             if "rla" in excluded:
                 continue
             if isinstance(value, sb3_logger.Video):
-                frames = (
-                    value.frames.detach().cpu().numpy() if hasattr(value.frames, "detach") else value.frames
-                )
+                raw: Any = value.frames  # a torch tensor or an array
+                frames = raw.detach().cpu().numpy() if hasattr(raw, "detach") else raw
                 frames = frames[0] if frames.ndim == 5 else frames  # SB3: (N, T, C, H, W)
                 save_video(
                     results,
@@ -112,7 +111,7 @@ class RLAOutputFormat(sb3_logger.KVWriter, sb3_logger.SeqWriter):
         logger.dump_tabular()
 
     def write_sequence(self, sequence: Sequence[Any]) -> None:
-        from RLA.easy_log import logger
+        from RLA.logger import api as logger
 
         logger.log(" ".join(str(item) for item in sequence))
 

@@ -147,7 +147,7 @@ class ExperimentLoader:
         return self._require_past() if self.is_valid_config else None
 
     def _log(self, message: str) -> None:
-        from RLA.easy_log import logger
+        from RLA.logger import api as logger
 
         logger.info(message)
 
@@ -395,7 +395,7 @@ class ExperimentLoader:
     def _continue_files(
         self, past: PastRun, layout: Any, step: Optional[int], backend: Optional[str] = None
     ) -> None:
-        from RLA.easy_log import logger
+        from RLA.logger import api as logger
 
         marker = f"[RLA] ---- resumed from {past.index} at time-step {step} in {layout.index} ----"
         logger.reset()  # close the current run's files before they are replaced
@@ -455,7 +455,7 @@ class ExperimentLoader:
 
 def _purge_tensorboard_after(step: int) -> None:
     """Tell TensorBoard to discard any event after ``step`` it read from earlier files."""
-    from RLA.easy_log import logger
+    from RLA.logger import api as logger
 
     try:
         writer = logger.get_tbx_writer()

@@ -53,7 +53,7 @@ class MemoryTracker:
     ) -> Dict[str, float]:
         """Record the snapshot as scalars ``<prefix><figure>`` for the next dump (see ``TimeTracker.log``)."""
         if record is None:
-            from RLA.easy_log import logger as record
+            from RLA.logger import api as record
         write = record.record_tabular if hasattr(record, "record_tabular") else record
         flat = {f"{prefix}{k}": v for k, v in self.snapshot().items()}
         for key, value in flat.items():

@@ -22,7 +22,7 @@ def sizeof_fmt(num: float, suffix: str = "B") -> str:
 
 def print_large_memory_variable(top: int = 10) -> List[Tuple[str, int]]:
     """Print (to the logger) and return the ``top`` largest local variables of the caller."""
-    from RLA.easy_log import logger
+    from RLA.logger import api as logger
 
     frame = inspect.currentframe()
     caller = frame.f_back if frame is not None else None

@@ -127,7 +127,7 @@ class TimeTracker:
             exclude: output formats to skip (e.g. ``["csv"]`` keeps them out of progress.csv).
         """
         if record is None:
-            from RLA.easy_log import logger as record
+            from RLA.logger import api as record
         write = record.record_tabular if hasattr(record, "record_tabular") else record
         flat: Dict[str, float] = {}
         for name, stats in self.summary().items():

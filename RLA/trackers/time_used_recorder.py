@@ -88,12 +88,22 @@ class TimeTracker:
 
     def log(self, exclude_lst: Optional[List[str]] = None) -> None:
         """Record ``time_used/<stat>/<name>`` for the next dump (default: not in the CSV)."""
-        from RLA.easy_log import logger
+        from RLA.logger import api as logger
 
         exclude = ["csv"] if exclude_lst is None else exclude_lst
         for key, value in self.get_info().items():
             logger.record_tabular("time_used/" + key, value, exclude=exclude)
             logger.info(f"[{key}]: {value}")
+
+
+class PolixirTimeTracker(TimeTracker):
+    """polixir's tracker (``RLA.time_tracker``): the per-call key is ``time cost per call``."""
+
+    per_call_key = "time cost per call"
+
+
+#: polixir's global tracker: ``RLA.time_tracker``, ``logger.open_time_tracker(name)``.
+polixir_time_tracker = PolixirTimeTracker()
 
 
 class _Starts:
@@ -114,11 +124,19 @@ def time_record(name: str) -> None:
 
 def time_record_end(name: str) -> float:
     """Stop timing ``name``, record ``time_used/<name>`` and return the seconds."""
-    from RLA.easy_log import logger
+    from RLA.logger import api as logger
 
     elapsed = time.time() - _Starts.started.pop(name)
     logger.record_tabular(f"time_used/{name}", elapsed)
     return elapsed
 
 
-__all__ = ["SingleTimeTracker", "TimeTracker", "time_record", "time_record_end", "rc_start_time"]
+__all__ = [
+    "SingleTimeTracker",
+    "TimeTracker",
+    "PolixirTimeTracker",
+    "polixir_time_tracker",
+    "time_record",
+    "time_record_end",
+    "rc_start_time",
+]

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.timeout(60)
 @pytest.mark.parametrize("name", ["record_tabular", "dump_tabular", "configure", "reset",
                                   "get_tbx_writer", "ma_record_tabular", "warn", "get_dir"])
 def test_from_rla_import_logger_gives_the_face_api(name: str) -> None:
-    # ``RLA.logger`` may be bound to the sub-package; it forwards the face's names.
+    # ``from RLA import logger`` is the core package; the face re-exports its objects.
     assert getattr(rla_logger, name) is getattr(logger, name)
 
 

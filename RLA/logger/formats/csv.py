@@ -23,7 +23,7 @@ import contextlib
 import csv
 import io
 import os
-from typing import Any, Iterable, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from RLA.fs import replace_with_temp, write_temp_beside
 from RLA.logger.formats._append import StagedAppend, UndoableAppends, repair_torn_tail
@@ -47,7 +47,12 @@ def _empty_cell(value: None) -> str:
 
 
 #: Cell encoders of the hot path by exact type (``repr`` round-trips floats exactly).
-_CELL = {float: float.__repr__, int: int.__repr__, bool: bool.__repr__, type(None): _empty_cell}
+_CELL: Dict[type, Callable[[Any], str]] = {
+    float: float.__repr__,
+    int: int.__repr__,
+    bool: bool.__repr__,
+    type(None): _empty_cell,
+}
 
 
 class CSVOutputFormat(KVWriter):
