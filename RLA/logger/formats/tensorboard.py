@@ -6,7 +6,6 @@ import contextlib
 from typing import Any, Dict, List, Mapping, Optional
 
 from RLA.errors import BackendNotInstalledError
-from RLA.fs import as_disk_full
 from RLA.logger.formats.base import KVWriter, format_hyper_params_markdown, require_dir
 
 TB_DIR = "tb"
@@ -30,15 +29,22 @@ class TensorBoardOutputFormat(KVWriter):
     """Write numeric values as TensorBoard scalars at ``step = time-step``.
 
     All scalars of one dump go into a single event (one protobuf, one queue entry),
-    which TensorBoard reads exactly like separate ``add_scalar`` calls. Non-numeric
+    which TensorBoard reads exactly like separate ``add_scalar`` calls. Tags are cleaned
+    as ``SummaryWriter.add_scalar`` cleans them (``tensorboardX.summary.scalar``). Non-numeric
     values (strings, arrays) are skipped with one warning per key. ``time-step`` and
     ``timestamp`` are not written: they are every event's step and wall time.
 
     Events are written by tensorboardX's background thread, after the text formats hold
-    the row. If that thread fails (a full disk), the error is raised once by the next
-    dump or flush (a :class:`RLA.errors.DiskFullError` naming the event file) and later
-    events are dropped; without this tensorboardX's thread died and, ten events later,
-    the training blocked forever on its full queue.
+    the row, into a file opened through :mod:`RLA.logger.formats.tb_sink`. If a write fails
+    (a full disk), the error is raised once by the next dump or flush (a
+    :class:`RLA.errors.DiskFullError` naming the event file) and later events are dropped;
+    without this tensorboardX's thread died and, ten events later, the training blocked
+    forever on its full queue. Only tensorboardX's public API is used: ``SummaryWriter``,
+    its ``file_writer`` (``FileWriter.add_summary`` / ``add_event``), ``summary.scalar`` /
+    ``summary.hparams`` and ``record_writer.register_writer_factory``.
+
+    The ``SummaryWriter`` (:attr:`writer`, ``logger.get_tbx_writer()``) writes into the same
+    file; its ``logdir`` is spelled ``rla-events:<dir>`` (the route to that file).
 
     Args:
         log_dir: the run's log directory; events go to ``<log_dir>/tb``.
@@ -53,70 +59,50 @@ class TensorBoardOutputFormat(KVWriter):
         try:
             from tensorboardX import SummaryWriter
             from tensorboardX.proto.summary_pb2 import Summary
+            from tensorboardX.summary import scalar
+
+            from RLA.logger.formats.tb_sink import routed, sink_factory
+
+            factory = sink_factory()
         except ImportError as exc:
             raise BackendNotInstalledError(
-                "The 'tensorboard' output format needs tensorboardX",
-                expected="tensorboardX importable",
+                "The 'tensorboard' output format needs tensorboardX 2.x",
+                expected="tensorboardX importable, with record_writer.register_writer_factory",
                 found=str(exc),
-                fix="pip install tensorboardX, or remove 'tensorboard' from LOG_USED",
+                fix="pip install 'tensorboardX>=2.1', or remove 'tensorboard' from LOG_USED",
             ) from exc
-        try:
-            from tensorboardX.summary import _clean_tag as clean_tag
-        except ImportError:  # older/newer tensorboardX: tags are used as given
-
-            def clean_tag(tag: str) -> str:
-                return tag
-
         self._Summary = Summary
-        self._clean_tag = clean_tag
+        self._scalar = scalar
         self.dir = require_dir(log_dir, self.name) / subdir
-        self.writer = SummaryWriter(logdir=str(self.dir), flush_secs=flush_secs)
-        get_fw = getattr(self.writer, "_get_file_writer", None)
-        self._file_writer = get_fw() if get_fw is not None else None
+        with factory.collect() as opened:
+            self.writer = SummaryWriter(logdir=routed(str(self.dir)), flush_secs=flush_secs)
+        self._file_writer = self.writer.file_writer
+        self._sink = opened[0]
         self._tags: Dict[str, str] = {}
         self._skipped: set = set()
         self._hyper_params_written = False
-        self._failure: Optional[BaseException] = None
         self._failure_reported = False
-        self._events_path = ""
-        self._guard_event_writer()
 
-    def _guard_event_writer(self) -> None:
-        """Keep tensorboardX's writer thread alive when a write fails; remember the error."""
-        event_writer = getattr(self._file_writer, "event_writer", None)
-        events = getattr(event_writer, "_ev_writer", None)
-        if events is None:  # another tensorboardX layout: nothing to guard
-            return
-        self._events_path = str(getattr(events, "_file_name", self.dir))
-        for method in ("write_event", "flush"):
-            setattr(events, method, self._guarded(getattr(events, method)))
-
-    def _guarded(self, call: Any) -> Any:
-        def guarded(*args: Any) -> Any:
-            if self._failure is not None:
-                return None  # the file may end in a torn record: append nothing after it
-            try:
-                return call(*args)
-            except Exception as exc:  # noqa: BLE001 - raised in the training thread instead
-                self._failure = as_disk_full(exc, self._events_path)
-                return None
-
-        return guarded
+    @property
+    def events_path(self) -> str:
+        """The event file this format writes."""
+        return self._sink.path
 
     def _raise_failure(self) -> None:
-        if self._failure is not None and not self._failure_reported:
+        failure = self._sink.failure
+        if failure is not None and not self._failure_reported:
             self._failure_reported = True
             with contextlib.suppress(Exception):  # warn.txt may be on the same full disk
                 self.warn_fn(
-                    f"tensorboard: events are no longer written to {self._events_path} "
-                    f"({self._failure}); the text formats keep every row"
+                    f"tensorboard: events are no longer written to {self.events_path} "
+                    f"({failure}); the text formats keep every row"
                 )
-            raise self._failure
+            raise failure
 
     def _tag(self, key: str) -> str:
         tag = self._tags.get(key)
-        if tag is None:
-            tag = self._tags[key] = self._clean_tag(key)
+        if tag is None:  # the tag add_scalar would write (tensorboardX cleans odd characters)
+            tag = self._tags[key] = self._scalar(key, 0.0).value[0].tag
         return tag
 
     def write(self, kvs: Mapping[str, Any], step: int) -> None:
@@ -135,13 +121,8 @@ class TensorBoardOutputFormat(KVWriter):
                     f"({type(value).__name__}); it is skipped for TensorBoard "
                     f"(text formats keep it)"
                 )
-        if not values:
-            return
-        if self._file_writer is not None:
+        if values:
             self._file_writer.add_summary(self._Summary(value=values), int(step))
-        else:
-            for v in values:
-                self.writer.add_scalar(v.tag, v.simple_value, int(step))
 
     def write_hyper_params(self, hyper_params: Mapping[str, Any]) -> None:
         """Record hyper-parameters once: a text table and the HParams plug-in's data."""
@@ -161,28 +142,26 @@ class TensorBoardOutputFormat(KVWriter):
         except Exception as exc:  # noqa: BLE001 - the text table already holds everything
             self.warn_fn(f"tensorboard: hyper-parameters not written to the HParams tab ({exc})")
             return
-        file_writer = self.writer._get_file_writer()
-        file_writer.add_summary(experiment)
-        file_writer.add_summary(start_info)
+        self._file_writer.add_summary(experiment)
+        self._file_writer.add_summary(start_info)
 
     def flush(self, timeout: float = 2.0) -> None:
         """Write every queued event to disk (waits up to ``timeout`` s for the writer thread).
 
         tensorboardX's own ``flush()`` does not wait for the events still queued for its
         background thread; a checkpoint taken right after would then lack its last scalars.
+        A barrier event is queued behind them and this waits until the sink receives it.
         """
         if self.closed:
             return
-        import time
+        from tensorboardX.proto.event_pb2 import Event
 
-        file_writer = self.writer._get_file_writer()
-        event_writer = getattr(file_writer, "event_writer", None)
-        queue = getattr(event_writer, "_event_queue", None)
-        deadline = time.monotonic() + timeout
-        while queue is not None and not queue.empty() and time.monotonic() < deadline:
-            time.sleep(0.002)
+        marker, arrived = self._sink.barrier()
+        self._file_writer.add_event(Event(file_version=marker))
+        arrived.wait(timeout)
         self.writer.flush()
         self._raise_failure()
 
     def _close(self) -> None:
         self.writer.close()
+        self._sink.close()
