@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, Optional, Sequence, Tuple
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 COLORS = [
     "#1f77b4",
@@ -61,6 +62,107 @@ def tile(n: int, tiling: str = "symmetric") -> Tuple[int, int]:
     return rows, math.ceil(n / rows)
 
 
+@dataclass(frozen=True)
+class Look:
+    """What every curve and axes of one figure share: palette, font size, markers, legend text."""
+
+    palette: Sequence[str]
+    font: int
+    pretty: bool = False
+    markers: Optional[Sequence[str]] = None
+    show_number: bool = True
+
+    def label(self, curve: Dict[str, Any]) -> str:
+        """A curve's legend entry (with its run count when ``show_number``), safe for mathtext."""
+        return safe_label(f"{curve['legend']} ({curve['n']})" if self.show_number else curve["legend"])
+
+
+def new_figure(size: Tuple[float, float], show: bool) -> Any:
+    """A Figure: pyplot's only when it will be shown, else a bare one (no global pyplot state)."""
+    if show:
+        import matplotlib.pyplot as plt
+
+        return plt.figure(figsize=size)
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=size)  # no pyplot state: safe in scripts, threads and servers
+
+
+def draw_curve(ax: Any, curve: Dict[str, Any], place: int, look: Look) -> Tuple[Any, str]:
+    """Draw one curve (its center line and shaded band); return the line and its label."""
+    index = curve.get("color_index", place)
+    color = look.palette[index % len(look.palette)]
+    label = look.label(curve)
+    marker = look.markers[index % len(look.markers)] if look.markers else None
+    (line,) = ax.plot(
+        curve["x"],
+        curve["center"],
+        color=color,
+        lw=2.2 if look.pretty else 1.6,
+        label=label,
+        marker=marker,
+        markevery=max(1, len(curve["x"]) // 10) if marker else None,
+    )
+    ax.fill_between(curve["x"], curve["low"], curve["high"], color=color, alpha=0.2, lw=0)
+    return line, label
+
+
+def dress_axes(
+    ax: Any,
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    look: Look,
+    xlim: Optional[Tuple[float, float]] = None,
+    ylim: Optional[Tuple[float, float]] = None,
+    log: bool = False,
+) -> None:
+    """Title, labels, grid, ticks, limits and scale of one subplot."""
+    ax.set_title(title, fontsize=look.font)
+    ax.set_xlabel(xlabel, fontsize=look.font)
+    ax.set_ylabel(ylabel, fontsize=look.font)
+    ax.grid(True, alpha=0.3)
+    ax.tick_params(labelsize=look.font - 2)
+    if xlim is not None:
+        ax.set_xlim(*xlim)
+    if ylim is not None:
+        ax.set_ylim(*ylim)
+    if log:
+        ax.set_yscale("log")
+    if look.pretty:
+        ax.ticklabel_format(axis="x", style="sci", scilimits=(-3, 4), useMathText=True)
+
+
+def draw_bound_lines(
+    ax: Any, bound_line: Optional[Sequence[Tuple[float, str, str, str]]]
+) -> List[Tuple[Any, str]]:
+    """The original's ``bound_line``: ``(y, color, linestyle, label)`` horizontal lines; returns
+    each line with its label (for the legend)."""
+    drawn = []
+    for y, color, linestyle, label in bound_line or []:
+        drawn.append((ax.axhline(y, color=color, linestyle=linestyle, label=label), label))
+    return drawn
+
+
+def add_legend(fig: Any, entries: Dict[str, Any], panels: int, style: Dict[str, Any], font: int) -> None:
+    """One legend for the figure: in the only axes (``loc='best'``, or outside on the right with
+    ``legend_outside``), or below every subplot; none with ``skip_legend``."""
+    handles, labels = list(entries.values()), list(entries)
+    ncol = style.get("legend_ncol") or (1 if panels == 1 else min(4, max(1, len(labels))))
+    if style.get("skip_legend"):
+        return
+    if panels == 1 and style.get("legend_outside"):
+        fig.axes[0].legend(
+            handles, labels, fontsize=font - 1, loc="upper left", bbox_to_anchor=(1, 1), ncol=ncol
+        )
+    elif panels == 1:
+        fig.axes[0].legend(handles, labels, fontsize=font - 1, loc="best", ncol=ncol)
+    else:
+        fig.legend(
+            handles, labels, loc="lower center", ncol=ncol, fontsize=font - 1, bbox_to_anchor=(0.5, 0.0)
+        )
+
+
 def draw(
     panels: Sequence[Dict[str, Any]],
     xlabel: str,
@@ -82,70 +184,27 @@ def draw(
     curve is ``{"legend", "n", "x", "center", "low", "high"}``. Returns the Figure.
 
     ``style``: the original's ``markers`` (a list, one per curve), ``legend_outside``,
-    ``legend_ncol`` and ``skip_legend``."""
+    ``legend_ncol`` and ``skip_legend``. ``bound_line`` lines are drawn in every subplot and
+    named in the legend."""
     style = style or {}
-    markers = style.get("markers")
     palette = list(colors) if colors else (PRETTY_COLORS if pretty else COLORS)
+    look = Look(palette, 16 if pretty else 10, pretty, style.get("markers"), show_number)
     rows, cols = tile(len(panels), tiling)
-    size = figsize or ((7 * cols, 5.5 * rows) if pretty else (6.4 * cols, 4.8 * rows))
-    if show:
-        import matplotlib.pyplot as plt
-
-        fig = plt.figure(figsize=size)
-    else:
-        from matplotlib.figure import Figure
-
-        fig = Figure(figsize=size)  # no pyplot state: safe in scripts, threads and servers
-    font = 16 if pretty else 10
-    legend_order: Dict[str, Tuple[Any, str]] = {}
+    fig = new_figure(figsize or ((7 * cols, 5.5 * rows) if pretty else (6.4 * cols, 4.8 * rows)), show)
+    entries: Dict[str, Any] = {}  # label -> the first line drawn with it
+    bounds: Dict[str, Any] = {}  # the bound lines come last in the legend, as in the original
     for i, panel in enumerate(panels):
         ax = fig.add_subplot(rows, cols, i + 1)
         for j, curve in enumerate(panel["curves"]):
-            color = palette[curve.get("color_index", j) % len(palette)]
-            label = safe_label(f"{curve['legend']} ({curve['n']})" if show_number else curve["legend"])
-            marker = markers[curve.get("color_index", j) % len(markers)] if markers else None
-            (line,) = ax.plot(
-                curve["x"],
-                curve["center"],
-                color=color,
-                lw=2.2 if pretty else 1.6,
-                label=label,
-                marker=marker,
-                markevery=max(1, len(curve["x"]) // 10) if marker else None,
-            )
-            ax.fill_between(curve["x"], curve["low"], curve["high"], color=color, alpha=0.2, lw=0)
-            legend_order.setdefault(label, (line, label))
-        for y, color, style, label in bound_line or []:
-            ax.axhline(y, color=color, linestyle=style, label=label)
-        ax.set_title(panel["title"], fontsize=font)
-        ax.set_xlabel(xlabel, fontsize=font)
-        ax.set_ylabel(ylabels[i] if i < len(ylabels) else "", fontsize=font)
-        ax.grid(True, alpha=0.3)
-        ax.tick_params(labelsize=font - 2)
-        if xlim is not None:
-            ax.set_xlim(*xlim)
-        if ylim is not None:
-            ax.set_ylim(*ylim)
-        if log:
-            ax.set_yscale("log")
-        if pretty:
-            ax.ticklabel_format(axis="x", style="sci", scilimits=(-3, 4), useMathText=True)
-    handles = [item[0] for item in legend_order.values()]
-    labels = [item[1] for item in legend_order.values()]
-    ncol = style.get("legend_ncol") or (1 if len(panels) == 1 else min(4, max(1, len(labels))))
-    if style.get("skip_legend"):
-        pass
-    elif len(panels) == 1 and style.get("legend_outside"):
-        fig.axes[0].legend(
-            handles, labels, fontsize=font - 1, loc="upper left", bbox_to_anchor=(1, 1), ncol=ncol
-        )
-    elif len(panels) == 1:
-        fig.axes[0].legend(handles, labels, fontsize=font - 1, loc="best", ncol=ncol)
-    else:
-        fig.legend(
-            handles, labels, loc="lower center", ncol=ncol, fontsize=font - 1, bbox_to_anchor=(0.5, 0.0)
-        )
+            line, label = draw_curve(ax, curve, j, look)
+            entries.setdefault(label, line)
+        for line, label in draw_bound_lines(ax, bound_line):
+            bounds.setdefault(label, line)
+        ylabel = ylabels[i] if i < len(ylabels) else ""
+        dress_axes(ax, panel["title"], xlabel, ylabel, look, xlim, ylim, log)
+    entries.update((label, line) for label, line in bounds.items() if label not in entries)
+    add_legend(fig, entries, len(panels), style, look.font)
     if title:
-        fig.suptitle(title, fontsize=font + 2)
-    fig.tight_layout(rect=(0, 0.06 * math.ceil(len(labels) / 4) if len(panels) > 1 else 0, 1, 1))
+        fig.suptitle(title, fontsize=look.font + 2)
+    fig.tight_layout(rect=(0, 0.06 * math.ceil(len(entries) / 4) if len(panels) > 1 else 0, 1, 1))
     return fig
