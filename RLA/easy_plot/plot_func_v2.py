@@ -23,10 +23,14 @@ def plot_func(
     verbose: bool = False,
     **kwargs: Any,
 ) -> Tuple[Dict[str, Any], Dict[str, Any]]:
-    """Plot as :func:`RLA.plot.plot_func`; returns ``(g2lf, score_results)`` like the original."""
-    result = _plot_func(
-        data_root, task_table_name, regs, split_keys, metrics, *args, verbose=verbose, **kwargs
-    )
+    """Plot as :func:`RLA.plot.plot_func`; returns ``(g2lf, score_results)`` like the original.
+
+    ``*args`` keep the original's positional order (``use_buf``, ``verbose``, ``xlim`` ...);
+    one given positionally wins over the keyword default here.
+    """
+    if len(args) < 2:  # verbose is the original's 7th positional parameter
+        kwargs["verbose"] = verbose
+    result = _plot_func(data_root, task_table_name, regs, split_keys, metrics, *args, **kwargs)
     return result.g2lf, result.score_results
 
 

@@ -9,7 +9,8 @@ average of a forward and a backward pass) whose decay is counted in grid steps.
 
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Tuple
+from dataclasses import dataclass
+from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -126,7 +127,35 @@ def stack(
     return raw, smoothed
 
 
-def split_xy(frame, x: str) -> List[Tuple[str, np.ndarray, np.ndarray]]:
+@dataclass
+class Resampled:
+    """One group's runs on its grid: ``raw`` and ``smooth`` are ``runs x points`` (NaN outside a run).
+
+    ``cut_at`` is the grid's end when longer runs were cut to the shortest (else None).
+    """
+
+    grid: np.ndarray
+    raw: np.ndarray
+    smooth: np.ndarray
+    cut_at: Optional[float] = None
+
+
+def resample_group(
+    curves: Sequence[Tuple[np.ndarray, np.ndarray]], points: int, smooth_step: float, vary_len: bool = False
+) -> Resampled:
+    """Resample and smooth stage: ``curves`` of one group on a common grid, raw and EMA-smoothed.
+
+    Raises:
+        RLAError: no curve has data, or the runs share no x range.
+    """
+    grid = common_grid(curves, points, vary_len)
+    longest = max(float(x[-1]) for x, _ in curves)
+    cut_at = None if vary_len or grid[-1] >= longest else float(grid[-1])
+    raw, smooth = stack(curves, grid, smooth_step)
+    return Resampled(grid, raw, smooth, cut_at)
+
+
+def split_xy(frame: Any, x: str) -> List[Tuple[str, np.ndarray, np.ndarray]]:
     """``[(index, x, y)]`` per run from a long curves frame of one metric."""
     out = []
     for index, part in frame.groupby("index", sort=False):
