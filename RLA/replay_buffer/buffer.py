@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import uuid
-from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -13,6 +13,9 @@ from RLA.replay_buffer.episodes import EpisodeTracker
 from RLA.replay_buffer.samplers.base import Sampler, make_sampler
 from RLA.replay_buffer.schema import FLAG_LAST, Schema, to_numpy, to_torch, unflatten
 from RLA.replay_buffer.storage.base import Storage, make_storage
+
+if TYPE_CHECKING:
+    from RLA.replay_buffer.snapshot.async_save import SaveHandle
 
 #: Fields whose truth ends the episode of their env (any that the schema declares).
 DEFAULT_DONE_KEYS = ("done", "terminated", "truncated", "next.done", "next.terminated", "next.truncated")
@@ -88,8 +91,10 @@ class ReplayBuffer:
         #: (store realpath, rank) -> {chunk: segment record}; what is already on disk.
         self.persisted: Dict[Tuple[str, int], Dict[int, Dict[str, Any]]] = {}
         #: Set by an in-flight async save: guards chunks it still has to write.
-        self.cow_hook = None
-        self._pending = None
+        #: Called (under the lock) with the chunks an ``add`` is about to overwrite, while a
+        #: background save still has to write them (async_save's copy-on-write).
+        self.cow_hook: Optional[Callable[[np.ndarray], None]] = None
+        self._pending: Optional[SaveHandle] = None
         self.closed = False
         if schema is not None:
             self._allocate(schema if isinstance(schema, Schema) else Schema.from_spec(schema))
@@ -175,6 +180,7 @@ class ReplayBuffer:
         with self.lock:
             if self.schema is None:
                 self._allocate(Schema.infer(batch))
+            assert self.schema is not None  # set by _allocate
             arrays, n, had_torch = self.schema.convert(batch)
             if self.return_torch is None and had_torch:
                 self.return_torch = True
@@ -282,23 +288,25 @@ class ReplayBuffer:
     ) -> Any:
         """Write an atomic snapshot into the store ``path``; returns the snapshot directory.
 
-        See :func:`RLA.replay_buffer.snapshot.save.save_buffer` for the options
+        See :class:`RLA.replay_buffer.snapshot.save.SaveOptions` for the options
         (``snapshot_id``, ``keep_last``, ``durable``, ``group``, ``barrier_timeout``...).
         """
-        from RLA.replay_buffer.snapshot.save import save_buffer
+        from RLA.replay_buffer.snapshot.save import SaveOptions, save_buffer
 
         self._check_open()
         self._raise_pending()
-        return save_buffer(self, path, incremental=incremental, rank=rank, world_size=world_size, **options)
+        chosen = SaveOptions(incremental=incremental, rank=rank, world_size=world_size, **options)
+        return save_buffer(self, path, chosen)
 
     def dumps_async(self, path: Any, incremental: bool = True, **options: Any) -> Any:
         """Start a point-in-time snapshot in a background thread; returns a handle with
         ``wait()`` (which re-raises any error). One save runs at a time."""
         from RLA.replay_buffer.snapshot.async_save import start_async_save
+        from RLA.replay_buffer.snapshot.save import SaveOptions
 
         self._check_open()
         self._raise_pending()
-        handle = start_async_save(self, path, incremental=incremental, **options)
+        handle = start_async_save(self, path, SaveOptions(incremental=incremental, **options))
         self._pending = handle
         return handle
 

@@ -20,9 +20,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Set
 import numpy as np
 
 from RLA.errors import ReplayBufferError
-from RLA.replay_buffer.snapshot import staging as staging_mod
-from RLA.replay_buffer.snapshot.save import prepare, run_save
-from RLA.replay_buffer.snapshot.shard_io import capture
+from RLA.replay_buffer.snapshot.save import SaveOptions, captured, run_save
 
 if TYPE_CHECKING:
     from RLA.replay_buffer.buffer import ReplayBuffer
@@ -99,45 +97,16 @@ class _CowState:
         yield copy
 
 
-def start_async_save(
-    buf: "ReplayBuffer",
-    path: Any,
-    incremental: bool = True,
-    rank: Optional[int] = None,
-    world_size: Optional[int] = None,
-    snapshot_id: Optional[str] = None,
-    keep_last: Optional[int] = None,
-    durable: bool = True,
-    overwrite: bool = False,
-    group: Any = None,
-    barrier: Optional[str] = None,
-    barrier_timeout: float = 600.0,
-    provenance: Optional[Dict[str, Any]] = None,
-    dedup: Optional[Dict[str, str]] = None,
-) -> SaveHandle:
-    """Capture now, write in a daemon thread; see :func:`save.save_buffer` for the options."""
-    store, rank, world_size, comm, seq, snap_id = prepare(
-        buf, path, rank, world_size, snapshot_id, group, barrier, barrier_timeout, overwrite, keep_last
-    )
-    staging = comm.staging(store, snap_id)
+def start_async_save(buf: "ReplayBuffer", path: Any, options: SaveOptions) -> SaveHandle:
+    """Capture now, write in a daemon thread; see :class:`save.SaveOptions` for the options."""
     handle = SaveHandle()
-    with buf.lock:
-        try:
-            cap = capture(buf, store, rank, world_size, incremental, dedup)
-        except BaseException:
-            import shutil
-
-            shutil.rmtree(staging, ignore_errors=True)
-            staging_mod.release(staging)
-            raise
-        cow = _CowState(buf, cap.todo, cap.header["segment_fields"])
+    with captured(buf, path, options) as job:
+        cow = _CowState(buf, job.cap.todo, job.cap.header["segment_fields"])
         buf.cow_hook = cow.guard
 
     def work() -> None:
         try:
-            handle._result = run_save(
-                buf, cap, comm, staging, snap_id, seq, cow.source, keep_last, durable, overwrite, provenance
-            )
+            handle._result = run_save(buf, job, cow.source, options)
         except BaseException as exc:  # noqa: BLE001 - surfaced by wait()/next call/close
             handle._error = exc
         finally:
