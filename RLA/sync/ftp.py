@@ -13,12 +13,11 @@ from RLA.sync.base import (
     CHUNK,
     PERMISSION_BITS,
     RemoteEntry,
-    RemoteFileError,
     RemoteStat,
-    Transport,
     WriteResult,
 )
 from RLA.sync.secrets import scrub
+from RLA.sync.session import SessionTransport, described
 
 _FAILURES = (ftplib.Error, OSError, EOFError)
 _FACTS = ["type", "size", "modify", "unix.mode"]
@@ -70,7 +69,7 @@ def _size(facts: Dict[str, str]) -> int:
         return 0
 
 
-class FTPTransport(Transport):
+class FTPTransport(SessionTransport):
     """Files on the main node through one FTP control connection (binary mode).
 
     Appends and resumed uploads use ``REST`` + ``STOR``; listings use ``MLSD``/``MLST`` (with the
@@ -91,6 +90,7 @@ class FTPTransport(Transport):
     """
 
     name = "ftp"
+    _failures = _FAILURES
 
     def __init__(
         self,
@@ -134,23 +134,9 @@ class FTPTransport(Transport):
             raise TransportError(
                 f"FTP login to {self._where} failed",
                 expected="a working FTP session",
-                found=scrub(f"{type(exc).__name__}: {exc}", password),
+                found=described(exc, password),
                 fix="check the server, then sync again",
             ) from None
-
-    def _fail(self, action: str, rpath: str, exc: BaseException) -> TransportError:
-        return TransportError(
-            f"FTP could not {action} {rpath} on {self._where}",
-            expected="a working FTP session and a writable remote_data_root",
-            found=scrub(f"{type(exc).__name__}: {exc}", self._secret),
-            fix="check the path and permissions on the main node, then sync again",
-        )
-
-    def _call(self, action: str, rpath: str, fn: Callable[[], object]) -> object:
-        try:
-            return fn()
-        except _FAILURES as exc:
-            raise self._fail(action, rpath, exc) from exc
 
     def stat(self, rpath: str) -> Optional[RemoteStat]:
         try:
@@ -263,12 +249,7 @@ class FTPTransport(Transport):
             self._ftp.voidcmd("TYPE I")  # MLSD (retrlines) switched the session to ASCII
             conn = self._ftp.transfercmd(f"RETR {rpath}", rest=offset or None)
         except ftplib.error_perm as exc:
-            raise RemoteFileError(
-                f"FTP cannot read {rpath} on {self._where}",
-                expected="a readable file",
-                found=scrub(str(exc), self._secret),
-                fix="pull again",
-            ) from None
+            raise self._unreadable(rpath, scrub(str(exc), self._secret)) from None
         except _FAILURES as exc:
             raise self._fail("read", rpath, exc) from exc
         got, cut = 0, False
@@ -297,9 +278,7 @@ class FTPTransport(Transport):
         try:
             self._ftp.rename(src, dst)
         except ftplib.error_perm:
-            # Servers that refuse to overwrite: remove the target first.
-            self.remove(dst)
-            self._call("rename", src, lambda: self._ftp.rename(src, dst))
+            self._rename_over(src, dst, lambda: self._ftp.rename(src, dst))
         except _FAILURES as exc:
             raise self._fail("rename", src, exc) from exc
 
@@ -328,6 +307,3 @@ class FTPTransport(Transport):
             pass
         finally:
             self._ftp.close()
-
-    def __repr__(self) -> str:
-        return f"FTPTransport({self._where!r})"

@@ -9,7 +9,7 @@ import os
 import stat as stat_mod
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any, Callable, Iterator, List, Optional, Tuple
+from typing import IO, Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from RLA.errors import AuthError, TransportError
 from RLA.sync.base import (
@@ -23,7 +23,7 @@ from RLA.sync.base import (
     copy_stream,
     is_special_mode,
 )
-from RLA.sync.secrets import scrub
+from RLA.sync.session import SessionTransport, described
 
 DEFAULT_KNOWN_HOSTS = "~/.ssh/known_hosts"
 
@@ -89,7 +89,7 @@ def _mode_kinds(st_mode: Optional[int]) -> Tuple[Optional[int], bool, bool]:
     return stat_mod.S_IMODE(st_mode) & PERMISSION_BITS, stat_mod.S_ISLNK(st_mode), is_special_mode(st_mode)
 
 
-class SFTPTransport(Transport):
+class SFTPTransport(SessionTransport):
     """Files on the main node through one SSH connection.
 
     Args:
@@ -110,6 +110,8 @@ class SFTPTransport(Transport):
     """
 
     name = "sftp"
+    #: False for a fork: the SSH connection belongs to the transport it was forked from.
+    _owns_client = True
 
     def __init__(
         self,
@@ -129,28 +131,36 @@ class SFTPTransport(Transport):
 
         self.host, self.port, self.username = host, int(port or 22), username
         self._secret = password
-        where = f"{username + '@' if username else ''}{host}:{self.port}"
-        self._where = where
+        self._where = f"{username + '@' if username else ''}{host}:{self.port}"
         known = Path(os.path.expanduser(known_hosts or DEFAULT_KNOWN_HOSTS))
         self._client = paramiko.SSHClient()
+        policy = _policy(host_key_policy, known, warn)
+        options = dict(
+            username=username,
+            password=password,
+            key_filename=os.path.expanduser(key_filename) if key_filename else None,
+            allow_agent=allow_agent,
+            look_for_keys=key_filename is None and password is None,
+            timeout=timeout,
+            banner_timeout=timeout,
+            auth_timeout=timeout,
+        )
+        self._sftp = self._connect(known, policy, options, timeout)
+
+    def _connect(self, known: Path, policy: Any, options: Dict[str, Any], timeout: float) -> Any:
+        """Check the host key, log in and open the SFTP channel; every failure closes the
+        client and is an RLA error."""
+        import paramiko
+
+        where, password = self._where, self._secret
         try:
             if known.is_file():
                 self._client.load_host_keys(str(known))
-            self._client.set_missing_host_key_policy(_policy(host_key_policy, known, warn))
-            self._client.connect(
-                host,
-                self.port,
-                username=username,
-                password=password,
-                key_filename=os.path.expanduser(key_filename) if key_filename else None,
-                allow_agent=allow_agent,
-                look_for_keys=key_filename is None and password is None,
-                timeout=timeout,
-                banner_timeout=timeout,
-                auth_timeout=timeout,
-            )
-            self._sftp = self._client.open_sftp()
-            self._sftp.get_channel().settimeout(timeout)
+            self._client.set_missing_host_key_policy(policy)
+            self._client.connect(self.host, self.port, **options)
+            sftp = self._client.open_sftp()
+            sftp.get_channel().settimeout(timeout)
+            return sftp
         except AuthError:
             self._client.close()
             raise
@@ -169,7 +179,7 @@ class SFTPTransport(Transport):
                 f"SSH authentication to {where} failed",
                 expected="a key listed in the server's authorized_keys, an ssh-agent key, "
                 "or the right password in RLA_REMOTE_PASSWORD",
-                found=scrub(f"{type(exc).__name__}: {exc}", password),
+                found=described(exc, password),
                 fix="check REMOTE_SETTING.username / key_filename, or set RLA_REMOTE_PASSWORD",
             ) from None
         except (paramiko.SSHException, OSError, EOFError) as exc:
@@ -177,17 +187,9 @@ class SFTPTransport(Transport):
             raise TransportError(
                 f"Cannot open an SFTP session to {where}",
                 expected="an SSH server accepting connections",
-                found=scrub(f"{type(exc).__name__}: {exc}", password),
+                found=described(exc, password),
                 fix="check ftp_server, port and the network; is sshd running?",
             ) from None
-
-    def _fail(self, action: str, rpath: str, exc: BaseException) -> TransportError:
-        return TransportError(
-            f"SFTP could not {action} {rpath} on {self._where}",
-            expected="a working SFTP session and a writable remote_data_root",
-            found=scrub(f"{type(exc).__name__}: {exc}", self._secret),
-            fix="check the path and permissions on the main node, then sync again",
-        )
 
     def stat(self, rpath: str) -> Optional[RemoteStat]:
         try:
@@ -272,12 +274,7 @@ class SFTPTransport(Transport):
         try:
             handle = self._sftp.open(rpath, "rb")
         except (FileNotFoundError, PermissionError) as exc:
-            raise RemoteFileError(
-                f"SFTP cannot read {rpath} on {self._where}",
-                expected="a readable file",
-                found=f"{type(exc).__name__}: {exc}",
-                fix="pull again",
-            ) from None
+            raise self._unreadable(rpath, f"{type(exc).__name__}: {exc}") from None
         except Exception as exc:  # noqa: BLE001
             raise self._fail("read", rpath, exc) from exc
         try:
@@ -309,11 +306,8 @@ class SFTPTransport(Transport):
         except Exception as exc:  # noqa: BLE001
             if isinstance(exc, OSError) and exc.errno not in (None, errno.EOPNOTSUPP):
                 raise self._fail("rename", src, exc) from exc
-            try:  # servers without posix-rename: remove, then plain rename
-                self.remove(dst)
-                self._sftp.rename(src, dst)
-            except Exception as exc2:  # noqa: BLE001
-                raise self._fail("rename", src, exc2) from exc2
+            # servers without posix-rename: remove, then plain rename
+            self._rename_over(src, dst, lambda: self._sftp.rename(src, dst))
 
     def remove(self, rpath: str) -> None:
         try:
@@ -353,8 +347,5 @@ class SFTPTransport(Transport):
             self._sftp.close()
         except Exception:  # noqa: BLE001 - the connection may already be gone
             pass
-        if getattr(self, "_owns_client", True):
+        if self._owns_client:
             self._client.close()
-
-    def __repr__(self) -> str:
-        return f"SFTPTransport({self._where!r})"

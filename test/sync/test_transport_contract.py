@@ -56,6 +56,19 @@ def test_primitives_round_trip(target: Target) -> None:
         assert t.listdir(_rooted(target, "missing")) == []
 
 
+def test_reading_a_missing_file_is_a_remote_file_error(target: Target) -> None:
+    """One file gone since it was listed is a RemoteFileError naming it (the pull skips it and
+    goes on), not a failed session; the session still works after it."""
+    from RLA.sync.base import RemoteFileError
+
+    with open_transport(target.settings) as t:
+        t.makedirs(_rooted(target, "d"))
+        with pytest.raises(RemoteFileError, match="gone.bin"):
+            t.read(_rooted(target, "d/gone.bin"), io.BytesIO(), 0)
+        t.write(_rooted(target, "d/here.bin"), io.BytesIO(b"ok"), 0, 2)
+        assert t.stat(_rooted(target, "d/here.bin")).size == 2
+
+
 def test_close_is_idempotent(target: Target) -> None:
     """A transport closes once; a second close does nothing."""
     transport = open_transport(target.settings)
