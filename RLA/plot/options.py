@@ -97,7 +97,7 @@ class SaveOptions:
     """Where the figure and its CSVs go (see :func:`RLA.plot.save.save_plot`)."""
 
     save_name: Optional[str] = None
-    save_dir: Optional[os.PathLike] = None
+    save_dir: Union[None, str, os.PathLike] = None
     formats: Optional[Sequence[str]] = None
     pretty: bool = False
 

@@ -71,7 +71,7 @@ def plot_func(
     figsize: Optional[Tuple[float, float]] = None,
     show_number: bool = True,
     bound_line: Optional[Sequence[Tuple[float, str, str, str]]] = None,
-    save_dir: Optional[os.PathLike] = None,
+    save_dir: Union[None, str, os.PathLike] = None,
     formats: Optional[Sequence[str]] = None,
     show: bool = False,
     seed: int = 0,

@@ -82,9 +82,9 @@ def test_a_positional_argument_after_save_name_is_refused_and_nothing_is_written
             2.0,
         )
     error = caught.value
-    assert "at most 15" in error.expected and "save_name" in error.expected
+    assert error.expected and "at most 15" in error.expected and "save_name" in error.expected
     assert error.found == "2 more after save_name: 256, 2.0"
-    assert "by keyword" in error.fix and "resample=512" in error.fix
+    assert error.fix and "by keyword" in error.fix and "resample=512" in error.fix
     assert not (db / "results").exists()
 
 
