@@ -1,8 +1,8 @@
 """The ``Logger`` object: accumulates one row of key/values and fans it out to output formats.
 
 No module-level state lives here: every piece of state (the current row, moving-average
-windows, ``freq`` bookkeeping, open files) belongs to a ``Logger`` instance. The module
-face ``RLA.easy_log.logger`` holds one default instance.
+windows, ``freq`` bookkeeping, open files) belongs to a ``Logger`` instance;
+:mod:`RLA.logger.api` holds the one current instance.
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from collections import deque
 from typing import Any, Callable, Deque, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from RLA.errors import LoggerError
-from RLA.fs import plain
 from RLA.logger.formats import make_output_format
-from RLA.logger.formats._append import UndoableAppends
 from RLA.logger.formats.base import KVWriter, SeqWriter
-from RLA.logger.staging import stage_all
+from RLA.logger.staging import row_for, stage_all, write_later
+from RLA.logger.text_files import BACKUP_TXT, WARN_TXT, TextFiles
 from RLA.logger.time_step import TimeStepHolder, time_step_holder
+from RLA.logger.values import as_number, check_key, check_total_steps, check_window, normalize_value
 
 DEBUG = 10
 INFO = 20
@@ -27,48 +27,11 @@ ERROR = 40
 DISABLED = 50
 BACKUP = 60
 
-WARN_TXT = "warn.txt"
-BACKUP_TXT = "backup.txt"
 TIME_STEP_KEY = "time-step"
 TIMESTAMP_KEY = "timestamp"
 
 Exclude = Union[None, str, Iterable[str]]
 FormatSpec = Union[str, KVWriter]
-
-
-def normalize_value(val: Any) -> Any:
-    """Turn numpy/torch scalars (0-d or one-element arrays) into python numbers
-    (:func:`RLA.fs.plain`); leave anything else as is."""
-    return plain(val)
-
-
-def check_total_steps(total: Any) -> Optional[int]:
-    """``total`` as a positive int (numpy ints accepted), or ``None``.
-
-    Raises:
-        LoggerError: anything else (bools, floats, zero, negative numbers).
-    """
-    if total is None:
-        return None
-    value = normalize_value(total)
-    if type(value) is not int or value < 1:
-        raise LoggerError(
-            "The total number of time-steps must be a positive int",
-            expected="e.g. 1_000_000 (or None when unknown)",
-            found=repr(total),
-            fix="pass the time-step the run ends at",
-        )
-    return value
-
-
-def _check_key(key: Any) -> None:
-    if type(key) is not str or "\n" in key or "\r" in key:
-        raise LoggerError(
-            "A logged key must be a string without line breaks",
-            expected="a str such as 'perf/reward'",
-            found=repr(key),
-            fix="convert the key with str() and remove line breaks",
-        )
 
 
 class Logger:
@@ -104,8 +67,7 @@ class Logger:
         self.time_step = time_step if time_step is not None else time_step_holder
         self.closed = False
         self.writers: List[KVWriter] = []
-        self._text_fds: Dict[int, int] = {}
-        self._text_outs: Dict[int, UndoableAppends] = {}
+        self._text: Optional[TextFiles] = None
         self._row: Dict[str, Any] = {}
         self._cnt: Dict[str, int] = {}
         self._excluded: Dict[str, Tuple[str, ...]] = {}
@@ -115,13 +77,7 @@ class Logger:
         try:
             if self.dir is not None:
                 os.makedirs(self.dir, exist_ok=True)
-                flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
-                self._text_fds[WARN] = os.open(os.path.join(self.dir, WARN_TXT), flags, 0o644)
-                self._text_fds[BACKUP] = os.open(os.path.join(self.dir, BACKUP_TXT), flags, 0o644)
-                for kind, name in ((WARN, WARN_TXT), (BACKUP, BACKUP_TXT)):
-                    self._text_outs[kind] = UndoableAppends(
-                        self._text_fds[kind], os.path.join(self.dir, name)
-                    )
+                self._text = TextFiles(self.dir)
             for spec in format_strs:
                 self._add_writer(spec)
         except BaseException:
@@ -175,7 +131,7 @@ class Logger:
                 return
             self._last_record[key] = now
         if type(key) is not str or "\n" in key or "\r" in key:
-            _check_key(key)
+            check_key(key)
         t = type(val)
         self._row[key] = val if (t is float or t is int or t is str) else normalize_value(val)
         if exclude is not None:
@@ -185,19 +141,11 @@ class Logger:
 
     def logkv_mean(self, key: str, val: Any) -> None:
         """Record the mean of every value given for ``key`` since the last dump."""
-        val = normalize_value(val)
-        try:
-            old = float(self._row.get(key, 0.0)) if key in self._cnt else 0.0
-            cnt = self._cnt.get(key, 0)
-            mean = old * cnt / (cnt + 1) + float(val) / (cnt + 1)
-        except (TypeError, ValueError):
-            raise LoggerError(
-                f"logkv_mean needs numbers for {key!r}",
-                expected="int or float",
-                found=repr(val),
-                fix="use logkv for non-numeric values",
-            ) from None
-        _check_key(key)
+        number = as_number(val, key, "logkv_mean")
+        old = float(self._row.get(key, 0.0)) if key in self._cnt else 0.0
+        cnt = self._cnt.get(key, 0)
+        mean = old * cnt / (cnt + 1) + number / (cnt + 1)
+        check_key(key)
         self._row[key] = mean
         self._cnt[key] = cnt + 1
 
@@ -237,22 +185,8 @@ class Logger:
             freq: as in :meth:`logkv` (applies to emitting the mean, not to collecting).
             ignore_nan: leave NaN values out of the window instead of averaging them in.
         """
-        if type(window) is not int or window < 1:
-            raise LoggerError(
-                f"ma_record_tabular({key!r}) needs a positive int window",
-                expected="window >= 1",
-                found=repr(window),
-                fix="pass e.g. window=100",
-            )
-        try:
-            val = float(normalize_value(val))
-        except (TypeError, ValueError):
-            raise LoggerError(
-                f"ma_record_tabular needs numbers for {key!r}",
-                expected="int or float",
-                found=repr(val),
-                fix="use logkv for non-numeric values",
-            ) from None
+        window = check_window(window, key)
+        val = as_number(val, key, "ma_record_tabular")
         dq = self._ma.get(key)
         if dq is None or dq.maxlen != window:
             dq = self._ma[key] = deque(maxlen=window)
@@ -292,20 +226,13 @@ class Logger:
             row, excluded = self._redacted(row), {self._redact_key(k): v for k, v in excluded.items()}
         if type(step) is not int:
             step = self.time_step.get_time()
-        rows = [(writer, self._row_for(writer, row, excluded)) for writer in self.writers]
+        rows = [(writer, row_for(writer, row, excluded)) for writer in self.writers]
         try:
             later = stage_all(rows, step)
         except BaseException:
             self._keep_pending(pending, excluded, counts)
             raise
-        first_error: Optional[BaseException] = None
-        for writer, kvs in later:
-            try:
-                writer.write(kvs, step)
-            except Exception as exc:  # noqa: BLE001 - other formats still get the row
-                first_error = first_error or exc
-        if first_error is not None:
-            raise first_error
+        write_later(later, step)
         if self.on_dump is not None:
             self.on_dump(dict(row))
         return row
@@ -321,15 +248,6 @@ class Logger:
             self._redact_key(key): self.redact(value) if type(value) is str else value
             for key, value in row.items()
         }
-
-    @staticmethod
-    def _row_for(
-        writer: KVWriter, row: Dict[str, Any], excluded: Dict[str, Tuple[str, ...]]
-    ) -> Dict[str, Any]:
-        if not excluded:
-            return row
-        name = writer.name
-        return {k: v for k, v in row.items() if name not in excluded.get(k, ())}
 
     def _keep_pending(
         self, pending: Dict[str, Any], excluded: Dict[str, Tuple[str, ...]], counts: Dict[str, int]
@@ -375,10 +293,8 @@ class Logger:
             line = self.redact(line)
         for writer in self._seq_writers:
             writer.write_sequence([line])
-        target = BACKUP if level >= BACKUP else (WARN if level >= WARN else None)
-        out = self._text_outs.get(target) if target is not None else None
-        if out is not None:
-            out.append((line + "\n").encode("utf-8", "backslashreplace"))
+        if self._text is not None and level >= WARN:
+            self._text.append(BACKUP_TXT if level >= BACKUP else WARN_TXT, line)
 
     def debug(self, *args: Any) -> None:
         self.log(*args, level=DEBUG)
@@ -455,10 +371,8 @@ class Logger:
                 writer.close()
             except Exception as exc:  # noqa: BLE001 - close the others first
                 first_error = first_error or exc
-        for fd in self._text_fds.values():
-            os.close(fd)
-        self._text_fds.clear()
-        self._text_outs.clear()
+        if self._text is not None:
+            self._text.close()
         if first_error is not None:
             raise first_error
 

@@ -1,13 +1,24 @@
-"""All-or-none rows: stage a dumped row in every format, then commit all or take all back."""
+"""All-or-none rows: stage a dumped row in every format, then commit all or take all back.
+
+The formats that cannot stage get the row only after the staged ones committed it.
+"""
 
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from RLA.logger.formats.base import KVWriter, StagedRow
 
 FormatRow = Tuple[KVWriter, Dict[str, Any]]
+
+
+def row_for(writer: KVWriter, row: Dict[str, Any], excluded: Dict[str, Tuple[str, ...]]) -> Dict[str, Any]:
+    """``row`` without the keys whose ``exclude`` names ``writer``."""
+    if not excluded:
+        return row
+    name = writer.name
+    return {k: v for k, v in row.items() if name not in excluded.get(k, ())}
 
 
 def stage_all(rows: List[FormatRow], step: int) -> List[FormatRow]:
@@ -43,3 +54,15 @@ def stage_all(rows: List[FormatRow], step: int) -> List[FormatRow]:
                 one.rollback()
         raise
     return later
+
+
+def write_later(later: List[FormatRow], step: int) -> None:
+    """Write the rows of the formats that cannot stage; every one is tried, the first error raised."""
+    first_error: Optional[BaseException] = None
+    for writer, kvs in later:
+        try:
+            writer.write(kvs, step)
+        except Exception as exc:  # noqa: BLE001 - other formats still get the row
+            first_error = first_error or exc
+    if first_error is not None:
+        raise first_error
