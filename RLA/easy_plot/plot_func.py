@@ -104,7 +104,7 @@ def plot_res_func(
         value_filter=value_filter if value_filter.active else None,
         **kwargs,
     )
-    return result.g2lf, result.score_results  # type: ignore[attr-defined]  # set by RLA.plot
+    return result.g2lf, result.score_results
 
 
 def show_plt() -> None:

@@ -28,17 +28,17 @@ def word_replace(string: str) -> str:
 
 def smooth(y: Sequence[float], radius: int, mode: str = "two_sided", valid_only: bool = False) -> np.ndarray:
     """Moving average over ``2*radius+1`` points (``two_sided``) or the last ``radius+1`` (``causal``)."""
-    y = np.asarray(y, dtype=float)
+    values = np.asarray(y, dtype=float)
     if mode not in ("two_sided", "causal"):
         raise ValueError("mode must be 'two_sided' or 'causal'")
-    if len(y) < 2 * radius + 1:
-        return np.ones_like(y) * y.mean()
+    if len(values) < 2 * radius + 1:
+        return np.ones_like(values) * values.mean()
     width = 2 * radius + 1 if mode == "two_sided" else radius + 1
     kernel = np.ones(width)
-    counts = np.convolve(np.ones_like(y), kernel, mode="full")
-    sums = np.convolve(y, kernel, mode="full")
+    counts = np.convolve(np.ones_like(values), kernel, mode="full")
+    sums = np.convolve(values, kernel, mode="full")
     start = radius if mode == "two_sided" else 0
-    out = sums[start : start + len(y)] / counts[start : start + len(y)]
+    out = sums[start : start + len(values)] / counts[start : start + len(values)]
     if valid_only:
         out[:radius] = np.nan
         if mode == "two_sided":
