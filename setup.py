@@ -34,6 +34,7 @@ EXTRAS["test"] = sorted({
     "starlette>=0.37", "uvicorn>=0.29", "httpx>=0.27", "selenium>=4.15",
     "ray[tune]>=2.41,<3", "submitit>=1.5,<2", "hydra-core>=1.3,<2",
     "s3fs>=2023.6", "moto[server]>=5.0,<6", "boto3>=1.28",  # the S3 tests: moto's server on 127.0.0.1
+    "ruff>=0.9", "mypy>=1.10",  # .ci/run's lint, format and type checks (exact versions: .ci/constraints.txt)
 })
 # The peers the benchmarks measure RLA against.
 EXTRAS["bench"] = sorted({TORCH, "mlflow>=2.10", "stable-baselines3>=2.3", "torchrl", "tensordict",
