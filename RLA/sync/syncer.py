@@ -26,7 +26,7 @@ __all__ = ["DEFAULT_CHANNELS", "RunSyncer", "SyncReport"]  # SyncReport stays im
 T = TypeVar("T")
 #: SFTP sessions opened on the one SSH connection of a push (round trips overlap).
 DEFAULT_CHANNELS = 4
-Progress = Callable[[Sequence[T], int], Iterable[T]]
+Progress = Callable[[Iterable[T], int], Iterable[T]]
 
 
 class RunSyncer:
