@@ -16,33 +16,29 @@ import threading
 import uuid
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
 from RLA.errors import ReplayBufferError
 from RLA.fs import atomic_write_json
+from RLA.replay_buffer import trajectory_checkpoint as tc
 from RLA.replay_buffer import trajectory_files as tf
-from RLA.replay_buffer.episodes import episode_counter, make_episode_id
+from RLA.replay_buffer.episodes import make_episode_id
 from RLA.replay_buffer.schema import (
     check_field_names,
-    dtype_from_json,
-    dtype_to_json,
     flatten,
     is_torch,
     to_numpy,
     to_torch,
     unflatten,
 )
-from RLA.replay_buffer.snapshot import file_io as fio
 from RLA.replay_buffer.snapshot import format as fmt
 from RLA.replay_buffer.snapshot import staging as staging_mod
-from RLA.replay_buffer.snapshot import validate
 from RLA.replay_buffer.snapshot.commit import Committer
-from RLA.replay_buffer.snapshot.save import as_disk_full, next_seq, publish
+from RLA.replay_buffer.snapshot.save import as_disk_full, exists_error, next_seq, publish
 from RLA.replay_buffer.snapshot.shard_io import store_key
-
-KIND = "TrajectoryReplayBuffer"
+from RLA.replay_buffer.trajectory_checkpoint import KIND
 
 
 def _as_mapping(traj: Any) -> Dict[str, Any]:
@@ -151,15 +147,20 @@ class TrajectoryReplayBuffer:
                     "meta": meta,
                 }
                 self.index.append(entry)
-                if self.auto_save:
-                    entry["file"] = f"trajectory_{tid}_{entry['model_weights_id']}.{self.trajectory_format}"
-                    self._remember(tid, data)
-                    self._ensure_writer()
-                    self._queue.put((self.auto_save_path / entry["file"], data))
-                else:
-                    self._memory[tid] = data
+                self._keep(entry, data)
             ids.append(tid)
         return ids
+
+    def _keep(self, entry: Dict[str, Any], data: Dict[str, np.ndarray]) -> None:
+        """Hold an indexed trajectory: in memory, or cached and queued for its auto-save file."""
+        if not self.auto_save:
+            self._memory[entry["id"]] = data
+            return
+        assert self.auto_save_path is not None  # __init__ refuses auto_save without it
+        entry["file"] = f"trajectory_{entry['id']}_{entry['model_weights_id']}.{self.trajectory_format}"
+        self._remember(entry["id"], data)
+        self._ensure_writer()
+        self._queue.put((self.auto_save_path / entry["file"], data))
 
     def _remember(self, tid: int, data: Dict[str, np.ndarray]) -> None:
         if self.enable_cache and self.cache_size:
@@ -230,7 +231,7 @@ class TrajectoryReplayBuffer:
         u = self.rng.integers(0, int(cum[-1]), size=int(num_chunks))
         which = np.searchsorted(cum, u, side="right")
         steps = u - (cum[which] - lengths[which])
-        parts: Dict[str, List[np.ndarray]] = {}
+        parts: Dict[str, List[Tuple[np.ndarray, np.ndarray]]] = {}
         order = np.argsort(which, kind="stable")
         for pos in np.unique(which):
             data = self._trajectory(entries[pos])
@@ -271,17 +272,15 @@ class TrajectoryReplayBuffer:
         seq = next_seq(store)
         snap_id = snapshot_id or f"snap-{seq:08d}"
         if (store / snap_id).exists() and not overwrite:
-            raise ReplayBufferError(
-                f"Snapshot {store / snap_id} already exists",
-                expected="a new snapshot id",
-                found="an existing snapshot",
-                fix="pass another snapshot_id or overwrite=True",
-            )
+            raise exists_error(store / snap_id)
         staging = Committer().staging(store, snap_id)
         key = store_key(store, self.rank)
         written: List[Path] = []
         try:
-            records, entries = self._write_segments(store, self._persisted.get(key, {}), written)
+            with self._lock:
+                entries = [dict(e) for e in self.index]
+            known = self._persisted.get(key, {})
+            records = tc.write_segments(store, self.rank, entries, known, written, self._trajectory)
             shard = {
                 "kind": KIND,
                 "rank": self.rank,
@@ -312,37 +311,6 @@ class TrajectoryReplayBuffer:
         collect_garbage(store, self.rank, {r["file"] for r in records.values()})
         return target
 
-    def _write_segments(self, store: Path, known: Dict[int, Dict[str, Any]], written: List[Path]) -> Any:
-        """Write (or reuse) one segment per indexed trajectory; returns ``(records by id,
-        index entries with their segment)``; ``written`` collects the new files."""
-        seg_rel = fmt.segment_dir(self.rank)
-        (store / seg_rel).mkdir(parents=True, exist_ok=True)
-        token = uuid.uuid4().hex[:6]  # never rewrite a file an earlier snapshot may list
-        records = {}
-        with self._lock:
-            entries = [dict(e) for e in self.index]
-        for entry in entries:
-            rec = known.get(entry["id"])
-            if rec is None or not (store / rec["file"]).exists():
-                data = self._trajectory(entry)
-                names = sorted(data)
-                rel = f"{seg_rel}/traj-{entry['id']}-{entry['uuid'][:8]}-{token}.seg"
-                nbytes, crc = fio.write_views(store / rel, [fio.as_bytes_view(data[n]) for n in names])
-                written.append(store / rel)
-                rec = {
-                    "file": rel,
-                    "bytes": nbytes,
-                    "crc32": crc,
-                    "fields": [
-                        {"name": n, "dtype": dtype_to_json(data[n].dtype), "shape": list(data[n].shape)}
-                        for n in names
-                    ],
-                }
-            records[entry["id"]] = rec
-            entry["segment"] = rec
-        fio.fsync_paths(written)
-        return records, entries
-
     def load_checkpoint(
         self, load_path: Any, is_distributed: bool = False, local_rank: int = 0, world_size: int = 1
     ) -> Dict[str, Any]:
@@ -354,71 +322,30 @@ class TrajectoryReplayBuffer:
         """
         self._check()
         self.flush()
-        store, snap_dir, manifest = fmt.resolve(load_path)
-        if manifest.get("kind") != KIND:
-            raise ReplayBufferError(
-                f"{snap_dir} is not a trajectory checkpoint",
-                expected=KIND,
-                found=repr(manifest.get("kind")),
-                fix="load it with ReplayBuffer.loads",
-            )
-        shards = validate.read_shards(snap_dir, manifest)
-        entries = [e for r in sorted(shards) for e in shards[r]["trajectories"]]
-        entries.sort(key=lambda e: (int(episode_counter(e["id"])), e["id"]))
-        if is_distributed and world_size > 1:
-            loads = np.zeros(world_size, dtype=np.int64)
-            mine = []
-            for e in entries:
-                r = int(np.argmin(loads))
-                loads[r] += e["length"]
-                if r == local_rank:
-                    mine.append(e)
-            entries = mine
-        data = {}
-        for e in entries:
-            seg = e["segment"]
-            arrays = {
-                f["name"]: np.empty(tuple(f["shape"]), dtype=dtype_from_json(f["dtype"]))
-                for f in seg["fields"]
-            }
-            fio.read_verified(
-                store / seg["file"],
-                [fio.as_bytes_view(arrays[f["name"]]) for f in seg["fields"]],
-                seg["bytes"],
-                seg["crc32"],
-            )
-            data[e["id"]] = arrays
-        counter = max(
-            [int(s.get("next_counter", 0)) for s in shards.values()]
-            + [int(episode_counter(e["id"])) + 1 for e in entries]
-            + [0]
-        )
-        exact = len(shards) == 1 and not (is_distributed and world_size > 1)
+        distributed = is_distributed and world_size > 1
+        loaded = tc.read_checkpoint(load_path, (local_rank, world_size) if distributed else None)
+        shards, entries, data = loaded.shards, loaded.entries, loaded.data
+        first = shards[min(shards)]
+        exact = len(shards) == 1 and not distributed
         with self._lock:
             self.clear()
             for e in entries:
                 e = {k: v for k, v in e.items() if k != "segment"}
                 self.index.append(e)
-                if self.auto_save:
-                    e["file"] = f"trajectory_{e['id']}_{e['model_weights_id']}.{self.trajectory_format}"
-                    self._remember(e["id"], data[e["id"]])
-                    self._ensure_writer()
-                    self._queue.put((self.auto_save_path / e["file"], data[e["id"]]))
-                else:
-                    self._memory[e["id"]] = data[e["id"]]
-            self.next_counter = counter
+                self._keep(e, data[e["id"]])
+            self.next_counter = loaded.next_counter
             if is_distributed:
                 self.rank, self.world_size = int(local_rank), int(world_size)
             if exact:
-                self.rng.bit_generator.state = shards[min(shards)]["rng"]
+                self.rng.bit_generator.state = first["rng"]
             else:
-                base = shards[min(shards)].get("seed")
+                base = first.get("seed")
                 self.rng = np.random.default_rng(
                     np.random.SeedSequence(int(base) if isinstance(base, int) else 0, spawn_key=(self.rank,))
                 )
-            self.return_torch = bool(shards[min(shards)].get("return_torch"))
+            self.return_torch = bool(first.get("return_torch"))
         return {
-            "snapshot": str(snap_dir),
+            "snapshot": str(loaded.snap_dir),
             "trajectories": len(entries),
             "steps": int(sum(e["length"] for e in entries)),
             "exact_rng": exact,

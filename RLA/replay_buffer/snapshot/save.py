@@ -65,7 +65,8 @@ def _listed_shards(staging: Path, world_size: int) -> Tuple[List[Dict[str, Any]]
     return shards, contents
 
 
-def _exists_error(target: Path) -> ReplayBufferError:
+def exists_error(target: Path) -> ReplayBufferError:
+    """A save that would replace the snapshot ``target`` without ``overwrite``."""
     return ReplayBufferError(
         f"Snapshot {target} already exists",
         expected="a new snapshot id",
@@ -129,7 +130,7 @@ def publish(
     fsync_dir(staging)
     faults.point("replay.publish:manifest-written")
     if (store / snap_id).exists() and not overwrite:
-        raise _exists_error(store / snap_id)
+        raise exists_error(store / snap_id)
     faults.point("replay.publish:before-rename")
     _rename_into_place(store, staging, snap_id)
     return store / snap_id
@@ -307,7 +308,7 @@ def prepare(
             fix="pick another snapshot_id",
         )
     if (store / snap_id).exists() and not options.overwrite:
-        raise _exists_error(store / snap_id)
+        raise exists_error(store / snap_id)
     comm.agree((snap_id, world_size))
     return store, rank, world_size, comm, seq, snap_id
 

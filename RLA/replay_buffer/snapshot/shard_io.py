@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, ContextManager, Dict, Iterator,
 import numpy as np
 
 from RLA.errors import CorruptSnapshotError, ReplayBufferError
-from RLA.fs import atomic_write_json
+from RLA.fs import atomic_write_json, fsync_dir
 from RLA.replay_buffer import episodes as ep_mod
 from RLA.replay_buffer import ted
 from RLA.replay_buffer.schema import FieldSpec, Schema, dtype_from_json, dtype_to_json
@@ -64,23 +64,15 @@ def segment_fields(schema: Schema, names: Optional[List[str]] = None) -> List[Fi
     return fields if names is None else [f for f in fields if f.name in set(names)]
 
 
-def capture(
-    buf: "ReplayBuffer",
-    store: Path,
-    rank: int,
-    world_size: int,
-    incremental: bool,
-    dedup: Optional[Dict[str, str]] = None,
-) -> Capture:
-    """Snapshot the small state and plan which chunks to (re)write. Call under ``buf.lock``."""
-    size, cap = len(buf), buf.capacity
+def _small_state(
+    buf: "ReplayBuffer", dedup: Dict[str, str]
+) -> Tuple[Dict[str, np.ndarray], Dict[str, Any], Dict[str, Any]]:
+    """Copies of the shard's small arrays (TED exceptions, sampler arrays), the sampler state
+    and the episode report. Call under ``buf.lock``."""
+    size = len(buf)
     arrays: Dict[str, np.ndarray] = {}
     sampler_state: Dict[str, Any] = {}
-    report = {c: {"episodes": 0, "steps": 0} for c in ep_mod.CLASSES}
-    dedup = ted.check_dedup(buf.schema, dedup) if buf.schema is not None else {}
-    layout = (
-        [f.name for f in buf.schema.all_fields() if f.name not in dedup] if buf.schema is not None else []
-    )
+    report: Dict[str, Any] = {c: {"episodes": 0, "steps": 0} for c in ep_mod.CLASSES}
     if dedup:
         meta = buf.storage.arrays
         succ = ted.successors(meta["_episode_id"][:size], meta["_step"][:size])
@@ -91,32 +83,20 @@ def capture(
         sampler_state, sampler_arrays = buf.sampler.state(size)
         arrays.update({name: np.array(arr, copy=True) for name, arr in sampler_arrays.items()})
         meta = buf.storage.arrays
-        table = ep_mod.episode_table(
-            meta["_episode_id"], meta["_step"], meta["_flags"], ring_order(size, buf.cursor, cap)
+        order = ring_order(size, buf.cursor, buf.capacity)
+        report = ep_mod.report(
+            ep_mod.episode_table(meta["_episode_id"], meta["_step"], meta["_flags"], order)
         )
-        report = ep_mod.report(table)
-    header = {
-        "kind": "ReplayBuffer",
-        "library_version": __version__,
-        "rank": rank,
-        "world_size": world_size,
-        "schema": buf.schema.to_json() if buf.schema else None,
-        "capacity": cap,
-        "size": size,
-        "cursor": buf.cursor,
-        "write_count": buf.write_count,
-        "chunk_slots": buf.chunk_slots,
-        "storage": buf.storage_kind,
-        "episodes": buf.episodes.state(),
-        "done_keys": list(buf.done_keys or []) or None,
-        "sampler": {"kind": buf.sampler_kind, "params": buf.sampler.params(), "state": sampler_state},
-        "rng": buf.rng.bit_generator.state,
-        "seed": buf.seed,
-        "episode_report": report,
-        "return_torch": buf.return_torch,
-        "dedup": dedup,
-        "segment_fields": layout,
-    }
+    return arrays, sampler_state, report
+
+
+def _plan_chunks(
+    buf: "ReplayBuffer", store: Path, rank: int, incremental: bool, layout: List[str]
+) -> Tuple[Dict[int, Dict[str, Any]], List[Tuple[int, int, int, int]]]:
+    """Which chunks an earlier save wrote unchanged (reuse) and which to write (chunk, start,
+    end, version): a chunk is reused when its version, end and layout match and its file is
+    still there with its size."""
+    size = len(buf)
     reuse: Dict[int, Dict[str, Any]] = {}
     todo: List[Tuple[int, int, int, int]] = []
     known = buf.persisted.get(store_key(store, rank), {}) if incremental else {}
@@ -135,6 +115,46 @@ def capture(
             reuse[chunk] = rec
         else:
             todo.append((chunk, start, end, ver))
+    return reuse, todo
+
+
+def capture(
+    buf: "ReplayBuffer",
+    store: Path,
+    rank: int,
+    world_size: int,
+    incremental: bool,
+    dedup: Optional[Dict[str, str]] = None,
+) -> Capture:
+    """Snapshot the small state and plan which chunks to (re)write. Call under ``buf.lock``."""
+    dedup = ted.check_dedup(buf.schema, dedup) if buf.schema is not None else {}
+    layout = (
+        [f.name for f in buf.schema.all_fields() if f.name not in dedup] if buf.schema is not None else []
+    )
+    arrays, sampler_state, report = _small_state(buf, dedup)
+    header = {
+        "kind": "ReplayBuffer",
+        "library_version": __version__,
+        "rank": rank,
+        "world_size": world_size,
+        "schema": buf.schema.to_json() if buf.schema else None,
+        "capacity": buf.capacity,
+        "size": len(buf),
+        "cursor": buf.cursor,
+        "write_count": buf.write_count,
+        "chunk_slots": buf.chunk_slots,
+        "storage": buf.storage_kind,
+        "episodes": buf.episodes.state(),
+        "done_keys": list(buf.done_keys or []) or None,
+        "sampler": {"kind": buf.sampler_kind, "params": buf.sampler.params(), "state": sampler_state},
+        "rng": buf.rng.bit_generator.state,
+        "seed": buf.seed,
+        "episode_report": report,
+        "return_torch": buf.return_torch,
+        "dedup": dedup,
+        "segment_fields": layout,
+    }
+    reuse, todo = _plan_chunks(buf, store, rank, incremental, layout)
     return Capture(store, rank, world_size, header, arrays, reuse, todo)
 
 
@@ -173,6 +193,59 @@ def check_free_space(cap: Capture) -> None:
         )
 
 
+def _write_segment(
+    cap: Capture, rel: str, chunk: int, start: int, end: int, ver: int, arrays: List[np.ndarray], **io: Any
+) -> Path:
+    """Write one chunk's rows (narrowed, padded where chunks line up) to the segment ``rel``
+    and record it in ``cap.written``; ``io`` are ``fio.write_views``'s pool and writeback."""
+    path = cap.store / rel
+    stored = [narrowed(a) for a in arrays]
+    views = [fio.as_bytes_view(a) for a, _ in stored]
+    offsets, _ = field_offsets(
+        [len(v) // (end - start) for v in views], start, end - start, [enc is None for _, enc in stored]
+    )
+    nbytes, crc = fio.write_views(path, padded(views, offsets), **io)
+    layout = cap.header["segment_fields"]
+    record: Dict[str, Any] = {
+        "file": rel,
+        "chunk": chunk,
+        "start": start,
+        "end": end,
+        "bytes": nbytes,
+        "crc32": crc,
+        "ver": ver,
+        "layout": layout,
+    }
+    if nbytes != sum(len(v) for v in views):  # padded: list where each chunk starts
+        record["offsets"] = offsets
+    narrow = {name: enc for name, (_, enc) in zip(layout, stored) if enc is not None}
+    if narrow:
+        record["narrow"] = narrow
+    cap.written[chunk] = record
+    return path
+
+
+def _write_arrays(cap: Capture, staging: Path, to_sync: List[Path], **io: Any) -> Dict[str, Any]:
+    """Write the shard's small arrays into ``staging``; returns their manifest records."""
+    arrays_meta: Dict[str, Any] = {}
+    if not cap.arrays:
+        return arrays_meta
+    adir = staging / fmt.shard_dir(cap.rank)
+    adir.mkdir(parents=True, exist_ok=True)
+    for name, arr in cap.arrays.items():
+        path = adir / f"{name}.bin"
+        nbytes, crc = fio.write_views(path, [fio.as_bytes_view(arr)], exclusive=False, **io)
+        to_sync.append(path)
+        arrays_meta[name] = {
+            "file": f"{fmt.shard_dir(cap.rank)}/{name}.bin",
+            "dtype": dtype_to_json(arr.dtype),
+            "shape": list(arr.shape),
+            "bytes": nbytes,
+            "crc32": crc,
+        }
+    return arrays_meta
+
+
 def write_shard(
     cap: Capture, staging: Path, session: str, source: ChunkSource, durable: bool = True
 ) -> Dict[str, Any]:
@@ -194,56 +267,15 @@ def write_shard(
     with ThreadPoolExecutor(max_workers=SAVE_THREADS, thread_name_prefix="rla-save") as pool:
         for chunk, start, end, ver in cap.todo:
             rel = f"{seg_rel}/c{chunk:07d}-{session}-{ver}-{token}.seg"
-            path = cap.store / rel
             with source(chunk, start, end) as arrays:
-                stored = [narrowed(a) for a in arrays]
-                views = [fio.as_bytes_view(a) for a, _ in stored]
-                offsets, _ = field_offsets(
-                    [len(v) // (end - start) for v in views],
-                    start,
-                    end - start,
-                    [enc is None for _, enc in stored],
+                path = _write_segment(
+                    cap, rel, chunk, start, end, ver, arrays, crc_pool=pool, writeback=durable
                 )
-                nbytes, crc = fio.write_views(path, padded(views, offsets), crc_pool=pool, writeback=durable)
             to_sync.append(path)
-            layout = cap.header["segment_fields"]
-            cap.written[chunk] = {
-                "file": rel,
-                "chunk": chunk,
-                "start": start,
-                "end": end,
-                "bytes": nbytes,
-                "crc32": crc,
-                "ver": ver,
-                "layout": layout,
-            }
-            if nbytes != sum(len(v) for v in views):  # padded: list where each chunk starts
-                cap.written[chunk]["offsets"] = offsets
-            narrow = {name: enc for name, (_, enc) in zip(layout, stored) if enc is not None}
-            if narrow:
-                cap.written[chunk]["narrow"] = narrow
-        arrays_meta: Dict[str, Any] = {}
-        if cap.arrays:
-            adir = staging / fmt.shard_dir(cap.rank)
-            adir.mkdir(parents=True, exist_ok=True)
-            for name, arr in cap.arrays.items():
-                path = adir / f"{name}.bin"
-                nbytes, crc = fio.write_views(
-                    path, [fio.as_bytes_view(arr)], exclusive=False, crc_pool=pool, writeback=durable
-                )
-                to_sync.append(path)
-                arrays_meta[name] = {
-                    "file": f"{fmt.shard_dir(cap.rank)}/{name}.bin",
-                    "dtype": dtype_to_json(arr.dtype),
-                    "shape": list(arr.shape),
-                    "bytes": nbytes,
-                    "crc32": crc,
-                }
+        arrays_meta = _write_arrays(cap, staging, to_sync, crc_pool=pool, writeback=durable)
         if durable:
             fio.fsync_paths(to_sync, pool=pool)
     if durable:
-        from RLA.fs import fsync_dir
-
         fsync_dir(cap.store / seg_rel)
     records = {**cap.reuse, **cap.written}
     segments = [{k: v for k, v in records[c].items() if k not in ("ver", "layout")} for c in sorted(records)]
