@@ -1,4 +1,4 @@
-"""CheckpointMixin: the manager's ``new_saver`` / ``save_checkpoint`` / ``load_checkpoint``.
+"""The run's checkpoints as a service: ``new_saver`` / ``save_checkpoint`` / ``load_checkpoint``.
 
 A checkpoint file holds one dict::
 
@@ -10,9 +10,8 @@ back with their types; ``rng`` restores python/numpy/torch generators on request
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any, Dict, Mapping, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Mapping, Optional, Tuple, Union
 
 from RLA.checkpoint import (
     CheckpointSaver,
@@ -22,8 +21,8 @@ from RLA.checkpoint import (
     restore_rng_state,
 )
 from RLA.errors import CheckpointError
-from RLA.fs import json_default
 from RLA.logger.time_step import time_step_holder
+from RLA.manager.run import Run
 
 #: ``custom_data`` key holding the step of the newest checkpoint (the original's name).
 TIME_STEP_KEY = "time-step"
@@ -44,18 +43,41 @@ def filter_prefix(models: Mapping[str, Any], var_prefix: Optional[str]) -> Dict[
     return {k: v for k, v in models.items() if str(k).startswith(var_prefix)}
 
 
-class CheckpointMixin:
-    """Checkpoint methods of :class:`RLA.manager.experiment.ExperimentManager`.
+#: Told about each checkpoint saved: ``(run, step, file, related_variable)``.
+OnSaved = Callable[[Run, int, Path, Mapping[str, Any]], None]
 
-    Needs from the host class: ``_require_run(what)`` (returns the run's ``RunLayout``),
-    ``config.dl_framework``, ``custom_data``, ``save_state()`` and ``update_run_info(**kw)``.
+
+class CheckpointService:
+    """Saves and loads the current run's checkpoints (one :class:`CheckpointSaver` per run).
+
+    The options of :meth:`new_saver` hold for the later runs of the same configuration; a new
+    configuration starts from the defaults again (:meth:`reset`).
+
+    Args:
+        flush_logs: called after a checkpoint is written, so that the logs up to its step
+            reach the disk with it (a run killed later resumes with complete scalars).
+        on_saved: told about each checkpoint (the manager records it in the run's state).
+        framework: ``DL_FRAMEWORK`` of the configuration (picks the default backend).
     """
 
-    _ckpt_saver: Optional[CheckpointSaver] = None
-    _ckpt_options: Dict[str, Any] = {}
+    def __init__(
+        self, flush_logs: Callable[[], None], on_saved: OnSaved, framework: Optional[str] = None
+    ) -> None:
+        self._flush_logs = flush_logs
+        self._on_saved = on_saved
+        self.framework = framework
+        self.saver: Optional[CheckpointSaver] = None
+        self.options: Dict[str, Any] = {}
+        #: Related variables of the last :meth:`load` (types intact).
+        self.loaded_variables: Dict[str, Any] = {}
+
+    def reset(self, framework: Optional[str]) -> None:
+        """A new configuration: default saving with ``framework``'s backend, no saver yet."""
+        self.framework, self.saver, self.options = framework, None, {}
 
     def new_saver(
         self,
+        run: Run,
         max_to_keep: Optional[int] = 10,
         var_prefix: Optional[str] = None,
         backend: Optional[str] = None,
@@ -66,6 +88,7 @@ class CheckpointMixin:
         """Create the run's checkpoint saver (called implicitly by the first save).
 
         Args:
+            run: the current run.
             max_to_keep: numbered checkpoints kept (newest by step); ``None``/``0`` keeps all.
             var_prefix: only ``model_dict`` entries whose key starts with it are saved/loaded
                 (the original's TF variable-scope filter).
@@ -76,37 +99,30 @@ class CheckpointMixin:
             verbose: accepted for the original (it listed TensorFlow variables); unused.
         """
         del verbose
-        layout = self._require_run("new_saver()")  # type: ignore[attr-defined]
-        config = getattr(self, "config", None)
-        name = backend or backend_for_framework(getattr(config, "dl_framework", None))
-        self._ckpt_options = {
+        name = backend or backend_for_framework(self.framework)
+        self.options = {
             "max_to_keep": max_to_keep,
             "var_prefix": var_prefix,
             "backend": name,
             "save_rng": save_rng,
             "durable": durable,
         }
-        self._ckpt_saver = CheckpointSaver(
-            layout.checkpoint_dir, backend=name, max_to_keep=max_to_keep, durable=durable
+        self.saver = CheckpointSaver(
+            run.layout.checkpoint_dir, backend=name, max_to_keep=max_to_keep, durable=durable
         )
-        return self._ckpt_saver
+        return self.saver
 
-    @property
-    def saver(self) -> Optional[CheckpointSaver]:
-        """The current run's saver (``None`` before ``new_saver``/the first save)."""
-        return self._ckpt_saver
-
-    def _current_saver(self) -> CheckpointSaver:
-        layout = self._require_run("save_checkpoint()")  # type: ignore[attr-defined]
-        saver = self._ckpt_saver
-        if saver is None or Path(saver.directory) != Path(layout.checkpoint_dir):
+    def _current_saver(self, run: Run) -> CheckpointSaver:
+        saver = self.saver
+        if saver is None or Path(saver.directory) != Path(run.layout.checkpoint_dir):
             # First save of this run: the options of new_saver under this configuration (kept
-            # across log_files_gen(); configure() resets them), else the defaults.
-            saver = self.new_saver(**self._ckpt_options)
+            # across log_files_gen(); reset() forgets them), else the defaults.
+            saver = self.new_saver(run, **self.options)
         return saver
 
-    def save_checkpoint(
+    def save(
         self,
+        run: Run,
         model_dict: Optional[Mapping[str, Any]] = None,
         related_variable: Optional[Mapping[str, Any]] = None,
         name: Optional[str] = None,
@@ -115,6 +131,7 @@ class CheckpointMixin:
         """Save models and variables at the current time-step as ``checkpoint-<step>.<ext>``.
 
         Args:
+            run: the current run.
             model_dict: e.g. ``{"policy": policy.state_dict(), "optim": optim.state_dict()}``
                 (modules and optimizers are accepted and stored as their state dicts).
             related_variable: values restored with their types by ``load_from_record_date``
@@ -133,31 +150,22 @@ class CheckpointMixin:
         """
         if name is None and checkpoint_name != "checkpoint":
             name = checkpoint_name
-        saver = self._current_saver()
+        saver = self._current_saver(run)
         step = int(time_step_holder.get_time())
-        prefix = self._ckpt_options.get("var_prefix")
         state = {
-            "models": filter_prefix(model_dict or {}, prefix),
+            "models": filter_prefix(model_dict or {}, self.options.get("var_prefix")),
             "related_variable": dict(related_variable or {}),
-            "rng": capture_rng_state() if self._ckpt_options.get("save_rng", True) else None,
+            "rng": capture_rng_state() if self.options.get("save_rng", True) else None,
             "time_step": step,
         }
         path = saver.save(step, state, name=name)
-        custom = self.custom_data  # type: ignore[attr-defined]
-        for key, value in (related_variable or {}).items():
-            custom[key] = _jsonable(value)
-        custom[TIME_STEP_KEY] = step
-        # The logs up to this step reach the disk with the checkpoint, so a run killed later
-        # resumes with complete scalars (TensorBoard's writer thread lags otherwise).
-        from RLA.easy_log import logger
-
-        logger.get_current().flush()
-        self.save_state()  # type: ignore[attr-defined]
-        self.update_run_info(last_checkpoint={"step": step, "file": path.name})  # type: ignore[attr-defined]
+        self._flush_logs()
+        self._on_saved(run, step, path, dict(related_variable or {}))
         return path
 
-    def load_checkpoint(
+    def load(
         self,
+        run: Run,
         ckp_index: Union[None, int, str] = None,
         restore_rng: bool = False,
         map_location: Any = "cpu",
@@ -166,6 +174,7 @@ class CheckpointMixin:
         """Load this run's newest checkpoint (or step / name ``ckp_index``).
 
         Args:
+            run: the current run.
             ckp_index: a step, a name such as ``'best'``, or ``None`` for the newest
                 complete checkpoint.
             restore_rng: put the saved RNG states back (to continue the same random stream).
@@ -181,8 +190,7 @@ class CheckpointMixin:
         """
         if ckp_index is None and checkpoint_name != "checkpoint":
             ckp_index = checkpoint_name
-        saver = self._current_saver()
-        loaded = saver.load_checkpoint(ckp_index, map_location=map_location)
+        loaded = self._current_saver(run).load_checkpoint(ckp_index, map_location=map_location)
         models, variables, rng = split_state(loaded)
         if restore_rng:
             if rng is None:
@@ -194,15 +202,7 @@ class CheckpointMixin:
                 )
             restore_rng_state(rng)
         self.loaded_variables = variables
-        return loaded.step, filter_prefix(models, self._ckpt_options.get("var_prefix"))
-
-    #: Related variables of the last ``load_checkpoint`` (types intact).
-    loaded_variables: Dict[str, Any] = {}
+        return loaded.step, filter_prefix(models, self.options.get("var_prefix"))
 
 
-def _jsonable(value: Any) -> Any:
-    """A JSON copy of ``value`` for the run's resume state (the checkpoint keeps the real type)."""
-    return json.loads(json.dumps(value, default=json_default, allow_nan=True))
-
-
-__all__ = ["CheckpointMixin", "split_state", "filter_prefix", "TIME_STEP_KEY"]
+__all__ = ["CheckpointService", "split_state", "filter_prefix", "TIME_STEP_KEY"]

@@ -208,8 +208,34 @@ def backup_code(
     policy = redaction if redaction is not None else RedactionPolicy()
     policy.add_values(secrets)
     copied: List[Path] = []
+    for src, name in _sources(project_root, mode, backup_dirs, lib_dir):
+        target = code_dir / (name if name is not None else "")
+        if src.is_dir():
+            dst = target.resolve() if name is not None else code_dir
+            copied += _copy_tree(src, dst, rules, skip, policy, explicit_root=mode == "lib")
+        elif not rules.ignored(src, False):
+            copied.append(copy_redacted(src, target, policy))
+    copied += _copy_run_files(run_files, code_dir, policy)
+    if warn is not None:
+        for path, rule in rules.rla_rule_hits:
+            warn(
+                f"{path} is left out of git and of the code snapshot by the .gitignore rule {rule!r} "
+                "an older `rla init` wrote; run `rla init` to replace it by one anchored entry for "
+                "the data root"
+            )
+    return copied
+
+
+def _sources(
+    project_root: Path, mode: str, backup_dirs: Sequence[str], lib_dir: str
+) -> List[Tuple[Path, Optional[str]]]:
+    """``(absolute source, name under the code folder or None for its root)`` of each entry.
+
+    Raises:
+        ConfigError: an unknown mode, or an entry that does not exist.
+    """
     if mode == "source":
-        entries = [(project_root / entry, entry) for entry in backup_dirs]
+        entries: List[Tuple[Path, Optional[str]]] = [(project_root / entry, entry) for entry in backup_dirs]
     elif mode == "lib":
         entries = [(project_root / lib_dir, None)]
     else:  # validated by the config already; kept for direct callers
@@ -219,8 +245,8 @@ def backup_code(
             found=repr(mode),
             fix="set PROJECT_TYPE.backup_code_by",
         )
-    for src, name in entries:
-        src = src.resolve()
+    resolved = [(src.resolve(), name) for src, name in entries]
+    for src, _ in resolved:
         if not src.exists():
             key = "BACKUP_CONFIG.backup_code_dir" if mode == "source" else "BACKUP_CONFIG.lib_dir"
             raise ConfigError(
@@ -229,18 +255,16 @@ def backup_code(
                 found="no such file or directory",
                 fix=f"fix {key} (relative to {project_root}) or create it",
             )
-        target = code_dir / (name if name is not None else "")
-        if src.is_dir():
-            copied += _copy_tree(
-                src,
-                target.resolve() if name is not None else code_dir,
-                rules,
-                skip,
-                policy,
-                explicit_root=mode == "lib",
-            )
-        elif not rules.ignored(src, False):
-            copied.append(copy_redacted(src, target, policy))
+    return resolved
+
+
+def _copy_run_files(run_files: Sequence[Path], code_dir: Path, policy: RedactionPolicy) -> List[Path]:
+    """Copy the entry scripts flat into ``code_dir``.
+
+    Raises:
+        ConfigError: a script does not exist.
+    """
+    copied = []
     for run_file in run_files:
         run_file = Path(run_file)
         if not run_file.is_file():
@@ -251,13 +275,6 @@ def backup_code(
                 fix="pass run_file=__file__ or a correct path",
             )
         copied.append(copy_redacted(run_file, code_dir / run_file.name, policy))
-    if warn is not None:
-        for path, rule in rules.rla_rule_hits:
-            warn(
-                f"{path} is left out of git and of the code snapshot by the .gitignore rule {rule!r} "
-                "an older `rla init` wrote; run `rla init` to replace it by one anchored entry for "
-                "the data root"
-            )
     return copied
 
 

@@ -1,3 +1,4 @@
+# size: the facade of the original Tester: ~70 public names kept on exp_manager, each a short delegation
 """ExperimentManager: one run at a time, composed of its run value, its services and a logger.
 
 The manager checks the configuration (:mod:`RLA.manager.settings`), asks the
@@ -14,11 +15,12 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
+from RLA.checkpoint import CheckpointSaver
 from RLA.config import PASSWORD_ENV, RLAConfig
 from RLA.errors import RunStateError
-from RLA.layout import ARCHIVE_TESTER, DIR_TYPES, RunLayout
+from RLA.layout import RunLayout
 from RLA.logger.time_step import time_step_holder
 from RLA.manager import original_names
 from RLA.manager import run_info as ri
@@ -28,14 +30,17 @@ from RLA.manager.bookkeeping import BOOKKEEPING_KEYS
 from RLA.manager.checkpointing import TIME_STEP_KEY, CheckpointService
 from RLA.manager.host import host_ip
 from RLA.manager.hyper_params import check_trackable, jsonable, recorded_and_bookkeeping, tracked_values
-from RLA.manager.lifecycle import Heartbeat, exit_watcher
 from RLA.manager.logger_api import LoggerAPI, default_logger
 from RLA.manager.replaying import ReplayService
 from RLA.manager.resume_state import add_custom_value, build_state, read_custom_data, write_state
 from RLA.manager.run import Run, RunFactory, RunSpec
-from RLA.manager.services import Hook, Lifecycle, describe
+from RLA.manager.runner import Runner, announce
+from RLA.manager.services import Hook, Lifecycle
 from RLA.manager.syncing import SyncService
 from RLA.redaction import RedactionPolicy
+
+if TYPE_CHECKING:
+    from RLA.sync.syncer import SyncReport
 
 
 class ExperimentManager:
@@ -64,16 +69,13 @@ class ExperimentManager:
         self.task_table_name: Optional[str] = None
         self.data_root: Optional[Path] = None
         self.is_master_node = False
-        self.parent: Optional[str] = None
         #: The time-step training ends at, when known (``set_total_steps``).
         self.total_steps: Optional[int] = None
         #: The new run's start time (its index); tests inject a fixed one.
         self.clock: Callable[[], _dt.datetime] = _dt.datetime.now
         self.lifecycle = Lifecycle()
-        self._run: Optional[Run] = None
-        self._finished = True
+        self._runner = Runner(self.logger, self.lifecycle, self._open_logs, self._save_state_of)
         self._redaction: Optional[RedactionPolicy] = None
-        self._heartbeat: Optional[Heartbeat] = None
         self._time_records: Dict[str, float] = {}
         self._log_callback: Optional[Callable[..., Any]] = None
         self._sync: Optional[SyncService] = None
@@ -124,7 +126,7 @@ class ExperimentManager:
         self.config, self.task_table_name, self.data_root = config, task, root
         self.is_master_node = bool(is_master_node)
         self._log_callback = log_callback_fn
-        self._run = None
+        self._runner.forget()
         # A new configuration starts with default saving (DL_FRAMEWORK's backend): new_saver's
         # options of the previous one no longer apply; a second log_files_gen() keeps them.
         self._checkpoints.reset(config.dl_framework)
@@ -210,7 +212,12 @@ class ExperimentManager:
 
     # ------------------------------------------------------------------ the run
     def _active(self) -> bool:
-        return self._run is not None and not self._finished
+        return self._runner.active
+
+    @property
+    def _finished(self) -> bool:
+        """The current run has ended (or there is none)."""
+        return not self._runner.active
 
     def _require_configured(self) -> None:
         if self.config is None or self.data_root is None:
@@ -222,14 +229,14 @@ class ExperimentManager:
             )
 
     def _current(self, what: str = "this operation") -> Run:
-        if self._run is None:
+        if self._runner.run is None:
             raise RunStateError(
                 f"{what} needs a run",
                 expected="exp_manager.log_files_gen() called first",
                 found="no run created yet",
                 fix="call configure() and log_files_gen() first",
             )
-        return self._run
+        return self._runner.run
 
     def _require_run(self, what: str = "this operation") -> RunLayout:
         return self._current(what).layout
@@ -245,47 +252,11 @@ class ExperimentManager:
         Calling it again starts a clean new run (the previous one is finished first).
         """
         factory = self._factory()
-        if self._active():
-            self.finish()
-        self._redaction, self._run = self._build_redaction(), None
-        run = factory.create(self._spec(self._tracked_values()), self._redaction)
-        self._begin(run, custom_data={}, parent=None)
-        try:
-            for data_type in DIR_TYPES:
-                run.layout.path(data_type).mkdir(parents=True, exist_ok=True)
-            run.layout.path(ARCHIVE_TESTER).parent.mkdir(parents=True, exist_ok=True)
-            self._configure_logger()
-            self.lifecycle.start(run)
-            self._go_live()
-            self.print_log_dir()
-        except BaseException as exc:
-            self._end_failed_start(exc)
-            raise
-        return run.layout
-
-    def _begin(self, run: Run, custom_data: Dict[str, Any], parent: Optional[str]) -> None:
-        self._run, self.custom_data, self.parent, self._finished = run, custom_data, parent, False
-
-    def _go_live(self) -> None:
-        """Write the resume state, start the heartbeat and finish the run when the process ends."""
         assert self.config is not None
-        self.save_state()
-        self._heartbeat = Heartbeat(self._beat, self.config.HEARTBEAT_INTERVAL)
-        exit_watcher.watch(self)
-
-    def _end_failed_start(self, exc: BaseException) -> None:
-        """End a run whose creation failed as ``crashed`` (``killed`` on Ctrl-C), its error in run.json.
-
-        A second failure while recording is printed; the caller re-raises the first one.
-        """
-        status, code = (ri.KILLED, 130) if isinstance(exc, KeyboardInterrupt) else (ri.CRASHED, 1)
-        try:
-            self.finish(status=status, exit_code=code, error=describe(exc))
-        except Exception as second:  # noqa: BLE001 - the first error is the one to raise
-            index = self._run.index if self._run else None
-            print(
-                f"RLA: while recording the failed start of run {index}: {describe(second)}", file=sys.stderr
-            )
+        self.finish()
+        self._redaction, self.custom_data = self._build_redaction(), {}
+        spec = self._spec(self._tracked_values())
+        return self._runner.start(factory, spec, self._redaction, self.config.HEARTBEAT_INTERVAL).layout
 
     def reattach(self, layout: RunLayout, **fields: Any) -> RunLayout:
         """Continue an existing run of this data root in this process, as the same run.
@@ -301,6 +272,7 @@ class ExperimentManager:
             RunNotFoundError: the run has no ``run.json``.
         """
         factory = self._factory()
+        assert self.config is not None
         if Path(layout.data_root).resolve() != self.data_root:
             raise RunStateError(
                 "Cannot continue a run of another data root",
@@ -308,15 +280,11 @@ class ExperimentManager:
                 found=str(layout.data_root),
                 fix="configure() the run's data root first",
             )
-        if self._active():
-            self.finish()
-        custom_data = read_custom_data(layout)
+        self.finish()
+        self.custom_data = read_custom_data(layout)
         self._redaction = self._build_redaction()
         run = factory.reopen(layout, self._spec(), self._redaction, **fields)
-        self._begin(run, custom_data=custom_data, parent=run.record.info.get("parent"))
-        self._configure_logger()
-        self._go_live()
-        return layout
+        return self._runner.reopen(run, self.config.HEARTBEAT_INTERVAL).layout
 
     @property
     def redaction(self) -> RedactionPolicy:
@@ -333,12 +301,12 @@ class ExperimentManager:
         policy.learn(self.hyper_param, argv=[str(arg) for arg in sys.argv])
         return policy
 
-    def _configure_logger(self) -> None:
+    def _open_logs(self, run: Run) -> None:
         from RLA.logger.formats.stdout import StdoutOutputFormat
 
         assert self.config is not None
         new = self.logger.configure(
-            dir=str(self._current().layout.log_dir),
+            dir=str(run.layout.log_dir),
             format_strs=self.config.log_used,
             hyper_params=self.redaction.redact_mapping(self.recorded_hyper_params()),
             redact=self.redaction.redact_text,
@@ -367,38 +335,35 @@ class ExperimentManager:
 
     def reopen_logger(self) -> None:
         """Re-open the logger on the run's log dir (after its files were replaced, e.g. a fork)."""
-        self._current("reopen_logger()")
-        self._configure_logger()
+        self._open_logs(self._current("reopen_logger()"))
 
     # --------------------------------------------------------------------- run.json
     @property
     def run_info(self) -> Dict[str, Any]:
         """The current run's ``run.json`` record as last written (empty before a run)."""
-        return self._run.record.info if self._run is not None else {}
+        return self._runner.run.record.info if self._runner.run is not None else {}
 
     @property
     def layout(self) -> Optional[RunLayout]:
         """The current run's paths (``None`` before a run)."""
-        return self._run.layout if self._run is not None else None
+        return self._runner.run.layout if self._runner.run is not None else None
 
     @property
     def record_date(self) -> Optional[_dt.datetime]:
         """The current run's start time (``None`` before a run)."""
-        return self._run.started if self._run is not None else None
+        return self._runner.run.started if self._runner.run is not None else None
 
     def update_run_info(self, **fields: Any) -> Dict[str, Any]:
         """Update fields of run.json (atomic rewrite) and return the new record."""
         return self._current("update_run_info()").record.update(**fields)
 
-    def _beat(self) -> None:
-        run = self._run
-        if run is not None and self._active():
-            run.record.update(heartbeat=ri.now_iso())
-            self.lifecycle.heartbeat(run)
+    @property
+    def parent(self) -> Optional[str]:
+        """The index of the run this one was forked or resumed from (run.json's ``parent``)."""
+        return self.run_info.get("parent")
 
     def set_parent(self, parent_index: Optional[str]) -> None:
         """Record the run this one was forked or resumed from."""
-        self.parent = parent_index
         self.update_run_info(parent=parent_index)
         self.save_state()
 
@@ -422,6 +387,9 @@ class ExperimentManager:
     def save_state(self) -> None:
         """Rewrite the run's ``archive_tester/.../<name>.json`` atomically."""
         write_state(self._require_run("save_state()"), self.state_dict())
+
+    def _save_state_of(self, run: Run) -> None:
+        self.save_state()
 
     def _record_checkpoint(self, run: Run, step: int, path: Path, related: Mapping[str, Any]) -> None:
         """A checkpoint was saved: its variables and step go into the resume state and run.json."""
@@ -478,10 +446,7 @@ class ExperimentManager:
     # --------------------------------------------------------------------- output
     def print_log_dir(self) -> None:
         """Log where the run's data lives."""
-        layout = self._require_run("print_log_dir()")
-        self.logger.info(f"RLA run {layout.index}")
-        for data_type in DIR_TYPES:
-            self.logger.info(f"{data_type} dir: {layout.path(data_type)}")
+        announce(self.logger, self._require_run("print_log_dir()"))
 
     def print_args(self) -> None:
         """Write the hyper-parameters to backup.txt (one line each) and code/parameter.json."""
@@ -558,29 +523,9 @@ class ExperimentManager:
         """End the run: tell the services, close the logger, record status and end time.
 
         Idempotent; called automatically at exit (``crashed`` on an uncaught exception,
-        ``killed`` on SIGTERM / Ctrl-C, else ``finished``). A service failing here is
-        reported (warn.txt and run.json's ``finish_warnings``) and the run still ends.
+        ``killed`` on SIGTERM / Ctrl-C, else ``finished``). See :meth:`Runner.finish`.
         """
-        run = self._run
-        if run is None or not self._active():
-            return
-        self._finished = True
-        warnings = self.lifecycle.finish(run)
-        if self._heartbeat is not None:
-            self._heartbeat.close()
-            self._heartbeat = None
-        try:
-            self.save_state()
-        finally:
-            for message in warnings:
-                self.logger.warn(f"while finishing the run: {message}")
-            self.logger.reset()
-            final = status or ri.FINISHED
-            code = exit_code if exit_code is not None else (0 if final == ri.FINISHED else 1)
-            now = ri.now_iso()
-            ended = dict(status=final, exit_code=code, error=error, end_time=now, heartbeat=now)
-            run.record.update(**ended, **({"finish_warnings": warnings} if warnings else {}))
-        self.lifecycle.after_finish(run)
+        self._runner.finish(status, exit_code, error)
 
     def __enter__(self) -> "ExperimentManager":
         return self
@@ -594,12 +539,21 @@ class ExperimentManager:
             self.finish(status=ri.CRASHED, exit_code=1, error=f"{exc_type.__name__}: {exc}")
 
     # ------------------------------------------------------ services (one-line delegations)
-    def new_saver(self, *args: Any, **kwargs: Any) -> Any:
+    def new_saver(
+        self,
+        max_to_keep: Optional[int] = 10,
+        var_prefix: Optional[str] = None,
+        backend: Optional[str] = None,
+        save_rng: bool = True,
+        durable: bool = True,
+        verbose: bool = True,
+    ) -> CheckpointSaver:
         """Create the run's checkpoint saver; see :meth:`CheckpointService.new_saver`."""
-        return self._checkpoints.new_saver(self._current("new_saver()"), *args, **kwargs)
+        run = self._current("new_saver()")
+        return self._checkpoints.new_saver(run, max_to_keep, var_prefix, backend, save_rng, durable, verbose)
 
     @property
-    def saver(self) -> Any:
+    def saver(self) -> Optional[CheckpointSaver]:
         """The current run's saver (``None`` before ``new_saver``/the first save)."""
         return self._checkpoints.saver
 
@@ -608,13 +562,27 @@ class ExperimentManager:
         """Related variables of the last ``load_checkpoint`` (types intact)."""
         return self._checkpoints.loaded_variables
 
-    def save_checkpoint(self, *args: Any, **kwargs: Any) -> Path:
+    def save_checkpoint(
+        self,
+        model_dict: Optional[Mapping[str, Any]] = None,
+        related_variable: Optional[Mapping[str, Any]] = None,
+        name: Optional[str] = None,
+        checkpoint_name: str = "checkpoint",
+    ) -> Path:
         """Save models and variables at the current time-step; see :meth:`CheckpointService.save`."""
-        return self._checkpoints.save(self._current("save_checkpoint()"), *args, **kwargs)
+        run = self._current("save_checkpoint()")
+        return self._checkpoints.save(run, model_dict, related_variable, name, checkpoint_name)
 
-    def load_checkpoint(self, *args: Any, **kwargs: Any) -> Tuple[int, Dict[str, Any]]:
-        """Load this run's newest checkpoint (or one step / name); see :meth:`CheckpointService.load`."""
-        return self._checkpoints.load(self._current("load_checkpoint()"), *args, **kwargs)
+    def load_checkpoint(
+        self,
+        ckp_index: Union[None, int, str] = None,
+        restore_rng: bool = False,
+        map_location: Any = "cpu",
+        checkpoint_name: str = "checkpoint",
+    ) -> Tuple[int, Dict[str, Any]]:
+        """Load this run's newest checkpoint (or a step / name); see :meth:`CheckpointService.load`."""
+        run = self._current("load_checkpoint()")
+        return self._checkpoints.load(run, ckp_index, restore_rng, map_location, checkpoint_name)
 
     def save_replay_buffer(self, buffer: Any, step: Optional[int] = None, **options: Any) -> Path:
         """Snapshot ``buffer`` for the current time-step; see :meth:`ReplayService.save`."""
@@ -632,21 +600,24 @@ class ExperimentManager:
         **options: Any,
     ) -> Any:
         """Restore a snapshot of this run (or of ``replay_dir``); see :meth:`ReplayService.load`."""
-        return self._replay.load(
-            replay_dir or self._require_run("load_replay_buffer()").replay_dir, buffer, step, **options
+        folder = (
+            replay_dir if replay_dir is not None else self._require_run("load_replay_buffer()").replay_dir
         )
+        return self._replay.load(folder, buffer, step, **options)
 
-    def sync_log_file(self, skip_error: bool = False) -> Any:
-        """Push the current run to the main node; see :meth:`SyncService.push`."""
+    def sync_log_file(self, skip_error: bool = False) -> Optional["SyncReport"]:
+        """Push the current run to the main node (skipped there); see :meth:`SyncService.push`."""
+        sync = self._require_sync()
         return (
-            self._require_sync().push(self._current("sync_log_file()"), self._active(), skip_error)
-            if self._require_sync().enabled()
-            else self._require_sync().skip()
+            sync.push(self._current("sync_log_file()"), self._active(), skip_error)
+            if sync.enabled()
+            else sync.skip()
         )
 
     def close_sync(self) -> None:
         """Finish a background push and report its failures; see :meth:`SyncService.close`."""
-        return self._sync.close() if self._sync is not None else None
+        if self._sync is not None:
+            self._sync.close()
 
     def _require_sync(self) -> SyncService:
         if self._sync is None:
@@ -697,7 +668,7 @@ class ExperimentManager:
 
     def update_log_files_location(self, root: Union[str, Path]) -> None:
         """Point the current run at its copy under another data root (a moved database)."""
-        self.data_root = original_names.relocate(self._run, Path(root))
+        self.data_root = original_names.relocate(self._runner.run, Path(root))
 
     def serialize_object_and_save(self) -> None:
         """The original's name of :meth:`save_state` (JSON, no pickle)."""

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 from RLA.errors import RunStateError
+from RLA.layout import RunLayout
+from RLA.manager.run import Run
 
 
-def extra_dir(manager: Any, data_type: str) -> Optional[str]:
+def extra_dir(layout: Optional[RunLayout], data_type: str) -> Optional[str]:
     """``<data_root>/<data_type>/<task>/<date>/<name>/`` of the current run (created), or None."""
-    layout = getattr(manager, "layout", None)
     if layout is None:
         return None
     folder = layout.type_root(data_type) / layout.task / layout.date / layout.name
@@ -18,20 +19,20 @@ def extra_dir(manager: Any, data_type: str) -> Optional[str]:
     return str(folder) + "/"
 
 
-def relocate(manager: Any, root: Path) -> None:
-    """Make the manager's run paths point under ``root`` (the run's copy in a moved database).
+def relocate(run: Optional[Run], root: Path) -> Path:
+    """Make ``run``'s paths point under ``root`` (its copy in a moved database); returns the new root.
 
     Raises:
         RunStateError: no run yet, or the run has no log folder under ``root``.
     """
-    layout = getattr(manager, "layout", None)
-    if layout is None:
+    if run is None:
         raise RunStateError(
             "update_log_files_location() needs a run",
             expected="log_files_gen() first",
             found="no run",
             fix="call exp_manager.log_files_gen() or use ExperimentLoader",
         )
+    layout = run.layout
     moved = layout.moved(data_root=Path(root).expanduser().resolve())
     if not moved.log_dir.is_dir():
         raise RunStateError(
@@ -40,5 +41,5 @@ def relocate(manager: Any, root: Path) -> None:
             found="no such folder",
             fix="copy the run there first (rla migrate --to-data-root)",
         )
-    manager.data_root = moved.data_root
-    manager.layout = moved
+    run.relocate(moved)
+    return moved.data_root

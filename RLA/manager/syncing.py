@@ -1,118 +1,132 @@
-"""``SyncMixin``: the manager's push of the current run to the main node (``sync_log_file``)."""
+"""The push of the current run to the main node (``sync_log_file``), as a run service."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from RLA.errors import ConfigError, SyncError
+from RLA.manager.run import Run
+from RLA.manager.services import RunService
 
 if TYPE_CHECKING:
     from RLA.sync.background import BackgroundSyncer
     from RLA.sync.syncer import RunSyncer, SyncReport
 
 
-class SyncMixin:
-    """Adds :meth:`sync_log_file` and :meth:`close_sync` to the experiment manager.
+class SyncService(RunService):
+    """Pushes the run's ``REMOTE_SETTING.sync_types`` to the main node when asked.
 
-    Uses the manager's ``config``, ``data_root``, ``is_master_node``, ``layout``,
-    ``warn()`` and ``add_finish_hook()``; owns nothing else of it.
+    Hooked to the run's end: a background push is finished (and its failures raised) before
+    the final status is written, and a run pushed while running is pushed once more after,
+    so that the main node never lists a finished run as running.
+
+    Args:
+        remote: ``REMOTE_SETTING`` of the configuration.
+        send_log_file: ``SEND_LOG_FILE`` of the configuration.
+        project_root: the folder of the configuration.
+        is_master_node: this process runs on the main node (it never pushes).
+        info: where "skipped" is said (the logger's ``info``).
+        warn: where failures skipped by ``skip_error`` are written (the run's warn.txt).
     """
 
-    _sync_background: Optional["BackgroundSyncer"] = None
-    _sync_skip_error: bool = False
-    _sync_layout: Any = None
+    name = "sync"
 
-    def _sync_settings_ready(self) -> bool:
-        config = getattr(self, "config", None)
-        if config is None:
-            raise ConfigError(
-                "sync_log_file() needs a configured manager",
-                expected="exp_manager.configure(...) called first",
-                found="no configuration",
-                fix="call configure() and log_files_gen() before syncing",
-            )
-        return not self.is_master_node and config.send_log_file  # type: ignore[attr-defined]
+    def __init__(
+        self,
+        remote: Any,
+        send_log_file: bool,
+        project_root: Path,
+        is_master_node: bool,
+        info: Callable[[str], None],
+        warn: Callable[[str], None],
+    ) -> None:
+        self.remote = remote
+        self.send_log_file = send_log_file
+        self.project_root = project_root
+        self.is_master_node = is_master_node
+        self._info = info
+        self._warn = warn
+        self._background: Optional["BackgroundSyncer"] = None
+        self._skip_error = False
+        self._pending: Optional[Run] = None
+        self._push_after_finish = False
 
-    def _make_syncer(self) -> "RunSyncer":
+    def enabled(self) -> bool:
+        """Whether this process pushes (not the main node, and ``SEND_LOG_FILE`` is true)."""
+        return not self.is_master_node and bool(self.send_log_file)
+
+    def skip(self) -> Optional["SyncReport"]:
+        """Say that this process does not push; pushes nothing (returns ``None``)."""
+        self._info("skip the sync process (main node or SEND_LOG_FILE: false).")
+        return None
+
+    def _syncer(self, run: Run) -> "RunSyncer":
         from RLA.sync.syncer import RunSyncer
 
-        config = self.config  # type: ignore[attr-defined]
-        return RunSyncer(
-            config.remote,
-            self.data_root,
-            project_root=config.project_root,  # type: ignore[attr-defined]
-            warn=self.warn,
-        )  # type: ignore[attr-defined]
+        return RunSyncer(self.remote, run.layout.data_root, project_root=self.project_root, warn=self._warn)
 
-    def sync_log_file(self, skip_error: bool = False) -> Optional["SyncReport"]:
-        """Push the current run (its ``REMOTE_SETTING.sync_types``) to the main node.
-
-        Skipped on the main node (``is_master_node``) and when ``SEND_LOG_FILE`` is false,
-        as the original did. Only new and changed files travel; append-only logs send their
-        new bytes. With ``REMOTE_SETTING.background: true`` this returns at once and a thread
-        pushes; its failures are written to warn.txt and raised by ``finish()``. Called after
-        ``finish()``, it pushes synchronously (this sends the final status in run.json).
+    def push(self, run: Run, running: bool, skip_error: bool = False) -> Optional["SyncReport"]:
+        """Push ``run``; see :meth:`RLA.manager.experiment.ExperimentManager.sync_log_file`.
 
         Args:
-            skip_error: turn a failure into a warning in warn.txt instead of raising.
-
-        Returns:
-            The push report (``None`` when skipped or in background mode).
-
-        Raises:
-            SyncError: the push failed (``AuthError`` / ``TransportError`` for the cause).
-            ConfigError: ``REMOTE_SETTING`` lacks the server or ``remote_data_root``.
+            run: the run to push.
+            running: the run has not finished (a background push is allowed, and the run is
+                pushed again after it finishes).
+            skip_error: turn a failure into a warning instead of raising.
         """
-        if not self._sync_settings_ready():
-            from RLA.easy_log import logger
-
-            logger.info("skip the sync process (main node or SEND_LOG_FILE: false).")
-            return None
-        layout = self._require_run("sync_log_file()")  # type: ignore[attr-defined]
-        # After finish() no thread may be left behind: the last push is synchronous.
-        running = getattr(self, "_active", lambda: True)()
+        if not self.enabled():
+            return self.skip()
         if running:
-            # Once the run has been pushed, push it again after finish() wrote its final
-            # status, so that the main node never lists a finished run as running.
-            self.add_post_finish_hook(self._push_final_status)  # type: ignore[attr-defined]
+            self._push_after_finish = True
         try:
-            if self.config.remote.background and running:  # type: ignore[attr-defined]
-                self._sync_skip_error = skip_error
-                if self._sync_background is None:
-                    from RLA.sync.background import BackgroundSyncer
-
-                    self._sync_background = BackgroundSyncer(self._make_syncer(), warn=self.warn)  # type: ignore[attr-defined]
-                    self.add_finish_hook(self.close_sync)  # type: ignore[attr-defined]
-                self._sync_layout = layout
-                self._sync_background.submit([layout])
+            if self.remote.background and running:
+                self._push_in_background(run, skip_error)
                 return None
-            return self._make_syncer().push([layout])
+            return self._syncer(run).push([run.layout])
         except (SyncError, ConfigError) as exc:
             if not skip_error:
                 raise
-            self.warn(f"sync_log_file failed and was skipped: {exc}")  # type: ignore[attr-defined]
+            self._warn(f"sync_log_file failed and was skipped: {exc}")
             return None
 
-    def _push_final_status(self) -> None:
-        """Push the run once more after ``finish()`` (its final run.json); never raises."""
-        self.sync_log_file(skip_error=True)
+    def _push_in_background(self, run: Run, skip_error: bool) -> None:
+        self._skip_error = skip_error
+        if self._background is None:
+            from RLA.sync.background import BackgroundSyncer
 
-    def close_sync(self) -> None:
+            self._background = BackgroundSyncer(self._syncer(run), warn=self._warn)
+        self._pending = run
+        self._background.submit([run.layout])
+
+    def close(self) -> None:
         """Send what is left, stop the background thread and report its failures.
 
-        Called by ``finish()``; idempotent. A last push of the current run is queued first
-        so that the main node gets the logs written since the last ``sync_log_file()``.
+        Idempotent. A last push of the current run is queued first so that the main node gets
+        the logs written since the last ``sync_log_file()``.
 
         Raises:
             SyncError: a background push failed and the last ``sync_log_file`` call did not
                 pass ``skip_error=True`` (the failures are in warn.txt either way).
         """
-        background, self._sync_background = self._sync_background, None
+        background, self._background = self._background, None
         if background is None:
             return
         try:
-            if self._sync_layout is not None:
-                background.submit([self._sync_layout])
+            if self._pending is not None:
+                background.submit([self._pending.layout])
         finally:
-            self._sync_layout = None
-            background.close(raise_errors=not self._sync_skip_error)
+            self._pending = None
+            background.close(raise_errors=not self._skip_error)
+
+    def on_finish(self, run: Run) -> None:
+        self.close()
+
+    def after_finish(self, run: Run) -> None:
+        """Push the final run.json of a run pushed while it ran (failures go to warn.txt)."""
+        if self._push_after_finish:
+            self._push_after_finish = False
+            self.push(run, running=False, skip_error=True)
+
+
+__all__ = ["SyncService"]

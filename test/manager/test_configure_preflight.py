@@ -1,5 +1,6 @@
 """configure() refuses LOG_USED typos and missing backends before any run exists; a failed
 log_files_gen() leaves a crashed run with its error, never a 'running' one."""
+
 from __future__ import annotations
 
 import sys
@@ -12,6 +13,7 @@ from RLA.errors import BackendNotInstalledError, ConfigError, MissingBackendErro
 from RLA.install_hints import TORCH_CPU_INDEX
 from RLA.logger import output_formats, register_output_format
 from RLA.logger.formats.base import KVWriter
+from RLA.manager.backup_service import CodeBackupService
 from RLA.manager.experiment import ExperimentManager
 from RLA.manager.run_info import read_run_info
 
@@ -19,8 +21,12 @@ from RLA.manager.run_info import read_run_info
 def configure(tmp_path: Path, **config) -> ExperimentManager:
     mgr = ExperimentManager()
     mgr.set_hyper_param(seed=1)
-    mgr.configure("t", rla_config={"LOG_USED": ["csv"], "DL_FRAMEWORK": "none", **config},
-                  data_root=str(tmp_path / "data"), run_file=[])
+    mgr.configure(
+        "t",
+        rla_config={"LOG_USED": ["csv"], "DL_FRAMEWORK": "none", **config},
+        data_root=str(tmp_path / "data"),
+        run_file=[],
+    )
     return mgr
 
 
@@ -65,8 +71,9 @@ def test_torch_named_but_missing_fails_in_configure(tmp_path: Path, no_torch: No
     assert not (tmp_path / "data").exists()
 
 
-def test_tensorboard_without_tensorboardx_fails_in_configure(tmp_path: Path,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_tensorboard_without_tensorboardx_fails_in_configure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setitem(sys.modules, "tensorboardX", None)
     with pytest.raises(MissingBackendError, match="tensorboardX"):
         configure(tmp_path, LOG_USED=["csv", "tensorboard"])
@@ -119,8 +126,9 @@ def test_a_failure_before_run_json_still_records_the_crashed_run(tmp_path: Path)
     other = tmp_path / "other"
     other.mkdir()
     (other / "archive_tester").write_text("a file where the folder goes")  # its mkdir fails
-    mgr.configure("t", rla_config={"LOG_USED": ["csv"], "DL_FRAMEWORK": "none"}, data_root=str(other),
-                  run_file=[])
+    mgr.configure(
+        "t", rla_config={"LOG_USED": ["csv"], "DL_FRAMEWORK": "none"}, data_root=str(other), run_file=[]
+    )
     with pytest.raises(OSError):
         mgr.log_files_gen()
     info = read_run_info(mgr.layout.run_info_file)
@@ -132,21 +140,25 @@ def test_a_failure_before_run_json_still_records_the_crashed_run(tmp_path: Path)
 def test_ctrl_c_inside_log_files_gen_is_killed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     mgr = configure(tmp_path)
 
-    def interrupt(self) -> None:
+    def interrupt(self, run) -> None:
         raise KeyboardInterrupt
-    monkeypatch.setattr(ExperimentManager, "_backup_code", interrupt)
+
+    monkeypatch.setattr(CodeBackupService, "on_start", interrupt)
     with pytest.raises(KeyboardInterrupt):
         mgr.log_files_gen()
     info = read_run_info(mgr.layout.run_info_file)
     assert info["status"] == "killed" and info["exit_code"] == 130
 
 
-def test_the_manager_makes_a_new_run_after_a_failed_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_manager_makes_a_new_run_after_a_failed_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     mgr = configure(tmp_path)
 
-    def fail(self) -> None:
+    def fail(self, run) -> None:
         raise OSError("backup failed")
-    monkeypatch.setattr(ExperimentManager, "_backup_code", fail)
+
+    monkeypatch.setattr(CodeBackupService, "on_start", fail)
     with pytest.raises(OSError):
         mgr.log_files_gen()
     failed = mgr.index
