@@ -15,7 +15,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from RLA.checkpoint import CheckpointSaver
 from RLA.config import PASSWORD_ENV, RLAConfig
@@ -38,9 +38,6 @@ from RLA.manager.runner import Runner, announce
 from RLA.manager.services import Hook, Lifecycle
 from RLA.manager.syncing import SyncService
 from RLA.redaction import RedactionPolicy
-
-if TYPE_CHECKING:
-    from RLA.sync.syncer import SyncReport
 
 
 class ExperimentManager:
@@ -605,8 +602,9 @@ class ExperimentManager:
         )
         return self._replay.load(folder, buffer, step, **options)
 
-    def sync_log_file(self, skip_error: bool = False) -> Optional["SyncReport"]:
-        """Push the current run to the main node (skipped there); see :meth:`SyncService.push`."""
+    def sync_log_file(self, skip_error: bool = False) -> Any:
+        """Push the current run to the main node (skipped there): a ``SyncReport`` or ``None``;
+        see :meth:`SyncService.push`."""
         sync = self._require_sync()
         return (
             sync.push(self._current("sync_log_file()"), self._active(), skip_error)
