@@ -76,7 +76,10 @@ class Heartbeat:
 
 
 class ExitWatcher:
-    """Finish the managers' runs with the right status when the process ends.
+    """Finish the watched runs with the right status when the process ends.
+
+    Anything with ``finish(status=, exit_code=, error=)`` can be watched (the manager's
+    :class:`RLA.manager.runner.Runner`); it is held by a weak reference.
 
     * normal exit → ``finished`` (exit code 0),
     * an uncaught exception → ``crashed`` with the traceback's last line,
@@ -89,9 +92,9 @@ class ExitWatcher:
         self._installed = False
         self._previous_hook: Optional[Callable[..., Any]] = None
 
-    def watch(self, manager: Any) -> None:
-        """Finish ``manager``'s run when the process ends."""
-        self._managers.add(manager)
+    def watch(self, owner: Any) -> None:
+        """Finish ``owner``'s run when the process ends."""
+        self._managers.add(owner)
         if not self._installed:
             self._install()
 
