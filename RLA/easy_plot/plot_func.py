@@ -12,6 +12,7 @@ drops outliers per run as the original did. Fixed: the figure is not shown (pass
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,32 @@ def split_prefix_dir(prefix_dir: str) -> tuple[Path, str]:
     return folder.parent.parent, folder.name
 
 
+def _merge_misc_scale(
+    value_keys: list[str], scale_dict: dict[str, Callable] | None, misc_scale: Any, misc_scale_index: Any
+) -> dict[str, Callable] | None:
+    """``scale_dict`` with the older originals' ``misc_scale[i]`` multiplier for ``value_keys[misc_scale_index[i]]``.
+
+    Raises:
+        RLAError: the two lists differ in length or an index is not one of ``value_keys``.
+    """
+    if misc_scale is None and misc_scale_index is None:
+        return scale_dict
+    scales, indexes = list(misc_scale or []), list(misc_scale_index or [])
+    if len(scales) != len(indexes) or any(
+        not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < len(value_keys) for i in indexes
+    ):
+        raise RLAError(
+            "misc_scale and misc_scale_index do not match",
+            expected=f"as many scales as indexes, each index in 0..{len(value_keys) - 1} (a position in value_keys)",
+            found=f"misc_scale={scales!r}, misc_scale_index={indexes!r}",
+            fix="pass scale_dict={metric: fn} instead, e.g. scale_dict={'return': lambda y: y * 0.01}",
+        )
+    merged = dict(scale_dict or {})
+    for index, factor in zip(indexes, scales):
+        merged[value_keys[index]] = lambda y, factor=factor: y * factor
+    return merged
+
+
 def _bounds(x_start: float | None, x_bound: float | None) -> Any:
     if x_start is None:
         return x_bound
@@ -54,6 +81,7 @@ def plot_res_func(
     value_keys: Sequence[str],
     scale_dict: dict[str, Callable] | None = None,
     replace_legend_keys: Sequence[str] | None = None,
+    legend_rescale: Any = None,
     save_name: str | None = None,
     resample: int = int(1e3),
     smooth_step: float = 1.0,
@@ -76,10 +104,27 @@ def plot_res_func(
     before ``scale_dict``; see :mod:`RLA.plot.outliers`). ``replace_legend_keys`` gives one
     legend per reg (the original's manual legend mode).
 
+    The positional order is the newest original's; ``legend_rescale`` is accepted there and,
+    as in the original, has no effect. The older originals' ``misc_scale`` /
+    ``misc_scale_index`` keywords (multipliers for the metrics at those indexes) become a
+    ``scale_dict``.
+
     Raises:
-        RLAError: a bad ``prefix_dir`` or option; RunNotFoundError: nothing matched.
+        RLAError: a bad ``prefix_dir`` or option, or positional arguments after ``verbose``
+        (the original failed on them too); RunNotFoundError: nothing matched.
     """
-    del args
+    if args:
+        raise RLAError(
+            "plot_res_func got more positional arguments than the original takes",
+            expected="at most 19 positional arguments (prefix_dir ... verbose), the rest by name",
+            found=f"{len(args)} more after verbose: {', '.join(repr(a) for a in args)}",
+            fix="pass the other options by keyword, e.g. plot_res_func(..., show=True)",
+        )
+    if legend_rescale is not None:
+        warnings.warn("plot_res_func: legend_rescale has no effect (as in the original)", stacklevel=2)
+    scale_dict = _merge_misc_scale(
+        list(value_keys), scale_dict, kwargs.pop("misc_scale", None), kwargs.pop("misc_scale_index", None)
+    )
     value_filter = ValueFilter(y_bound=y_bound, remove_outlier=bool(remove_outlier))
     data_root, task = split_prefix_dir(prefix_dir)
     regs = [reg.lstrip("/") for reg in ([regs] if isinstance(regs, str) else regs)]
