@@ -15,15 +15,18 @@ A store without a catalog, or whose catalog does not list every run (see
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from RLA.errors import SyncError
-from RLA.fs import atomic_file, atomic_write_json
-from RLA.layout import RunLayout
+from RLA.errors import SyncError, UnsafePathError
+from RLA.fs import TEMP_SUFFIX, atomic_file, atomic_write_bytes, temp_prefix
+from RLA.layout import ARCHIVE_TESTER, CODE, LOG, RunLayout
+from RLA.safe_paths import no_symlink_between
 from RLA.sync.base import RemoteFileError
 from RLA.sync.catalog_io import CatalogObjects
 from RLA.sync.catalog_seed import run_key, seed, stale
@@ -74,15 +77,64 @@ def _layout(root: Path, relative: str) -> RunLayout:
     return RunLayout(root, "/".join(parts[:-4]), "/".join(parts[-4:-1]), parts[-1])
 
 
-def _write(path: Path, data: bytes, mtime: Optional[float]) -> bool:
-    """Replace ``path`` with ``data`` (skipped when it holds them already); set its time."""
+class _Folders:
+    """Plain folders below the cache, created as needed; each is checked once (no link, no file)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.top = os.fspath(root)
+        self.checked = {self.top}
+
+    def ensure(self, path: str) -> str:
+        if path in self.checked:
+            return path
+        if not path.startswith(self.top + os.sep):
+            raise UnsafePathError(
+                f"{path!r} is not inside {self.root}",
+                expected="a folder of the cache",
+                found=path,
+                fix="report this: run names are checked before",
+            )
+        self.ensure(os.path.dirname(path))
+        try:
+            mode = os.lstat(path).st_mode
+        except FileNotFoundError:
+            os.mkdir(path)
+            mode = stat.S_IFDIR
+        if not stat.S_ISDIR(mode):
+            no_symlink_between(self.root, path)  # raises for a link
+            raise UnsafePathError(
+                f"{path!r} is not a folder",
+                expected="a folder",
+                found="a file",
+                fix="remove it from the cache",
+            )
+        self.checked.add(path)
+        return path
+
+
+def _write(path: str, data: bytes, mtime: Optional[float]) -> bool:
+    """Replace ``path`` with ``data`` (temp + rename, never through a link; skipped when it holds
+    them already); set its time."""
     try:
-        same = path.is_file() and not path.is_symlink() and path.read_bytes() == data
-    except OSError:
-        same = False
+        st: Optional[os.stat_result] = os.lstat(path)
+    except FileNotFoundError:
+        st = None
+    same = False
+    if st is not None and stat.S_ISREG(st.st_mode) and st.st_size == len(data):
+        with open(path, "rb") as handle:
+            same = handle.read() == data
     if not same:
-        with atomic_file(path, durable=False) as handle:
-            handle.write(data)
+        tmp = os.path.join(os.path.dirname(path), f"{temp_prefix(path)}{os.getpid()}{TEMP_SUFFIX}")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o666)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
     if mtime is not None:
         os.utime(path, (mtime, mtime), follow_symlinks=False)
     return not same
@@ -100,7 +152,7 @@ def _fetch(transport: Any, remote_root: str, local: RunLayout, key: str, limit: 
             path.unlink()  # gone from the store: gone from the cache
 
 
-def materialize(transport: Any, remote_root: str, cache: Path, entry: Entry, limit: int) -> RunLayout:
+def materialize(transport: Any, remote_root: str, folders: "_Folders", entry: Entry, limit: int) -> RunLayout:
     """Write the cached files of ``entry``'s run (every path checked); returns its local layout.
 
     Cached small files the entry no longer has are removed, and so is a cached
@@ -108,17 +160,21 @@ def materialize(transport: Any, remote_root: str, cache: Path, entry: Entry, lim
     stays (the index takes the entry's summary; a command that reads the curves
     refreshes them).
     """
-    local = _layout(cache, entry.relative)
-    for key in SMALL_KEYS:
-        path = local_destination(local, key)
+    local = _layout(folders.root, entry.relative)  # its name was checked when the entry was parsed
+    folder = {t: os.fspath(local.path(t)) for t in (LOG, CODE, ARCHIVE_TESTER)}
+    for key in (*SMALL_KEYS, PROGRESS_KEY):
+        data_type, _, inner = key.partition("/")
+        path = os.path.join(folder[data_type], inner) if inner else folder[data_type]
         if key in entry.texts:
             text, mtime = entry.texts[key]
+            folders.ensure(os.path.dirname(path))
             _write(path, text.encode("utf-8"), mtime)
-        elif key not in entry.fetch and path.is_file() and not path.is_symlink():
-            path.unlink()
-    progress = local_destination(local, PROGRESS_KEY)
-    if entry.progress is None and PROGRESS_KEY not in entry.fetch and progress.is_file():
-        progress.unlink()  # the run has no curves on the store (any cached copy is stale)
+        elif key not in entry.fetch and (key != PROGRESS_KEY or entry.progress is None):
+            # gone from the run; a cached progress.csv of a run that has none is stale
+            if os.path.lexists(path):
+                folders.ensure(os.path.dirname(path))
+                if not os.path.isdir(path):
+                    os.unlink(path)
     for key in entry.fetch:
         _fetch(transport, remote_root, local, key, limit)
     return local
@@ -164,7 +220,8 @@ def _reseed(cache: Path, state: Dict[str, Any]) -> bool:
         return True
     entries = _applied_entries(cache)
     wanted = [(_layout(cache, e.relative), e) for e in entries.values()]
-    return seed(cache, [(lay, e) for lay, e in wanted if run_key(lay) in set(missing)]) is not None
+    lost = set(missing)
+    return seed(cache, [(lay, e) for lay, e in wanted if run_key(lay) in lost]) is not None
 
 
 def refresh_from_catalog(
@@ -194,30 +251,30 @@ def refresh_from_catalog(
     applied = _mapping(state, "applied")
     kept = _applied_entries(cache)
     todo = [e for rel, e in sorted(entries.items()) if e.stamp > float(applied.get(rel, -1.0))]
-    runs = [(materialize(transport, remote_root, cache, e, limit), e) for e in todo]
+    folders = _Folders(cache)
+    runs = [(materialize(transport, remote_root, folders, e, limit), e) for e in todo]
     seeded = seed(cache, runs)
     if seeded is None:
         return None
     kept.update({e.relative: e for e in todo})
-    kept = {rel: e for rel, e in kept.items() if rel in set(present)}
-    atomic_write_json(
-        cache / ENTRIES_FILE, {"version": 1, "runs": {r: e.to_json() for r, e in kept.items()}}, durable=False
+    listed = set(present)
+    kept = {rel: e for rel, e in kept.items() if rel in listed}
+    kept_json = {"version": 1, "runs": {r: e.to_json() for r, e in kept.items()}}
+    atomic_write_bytes(
+        cache / ENTRIES_FILE, json.dumps(kept_json, separators=(",", ":")).encode(), durable=False
     )
     keys = {run_key(_layout(cache, rel)) for rel in kept}
     held = {k: v for k, v in _mapping(state, "seeded").items() if k in keys}
     held.update(seeded)
-    atomic_write_json(
-        cache / STATE_FILE,
-        {
-            "version": 1,
-            "where": where,
-            "generation": etag,
-            "objects": record,
-            "applied": {rel: e.stamp for rel, e in kept.items()},
-            "seeded": held,
-        },
-        durable=False,
-    )
+    state = {
+        "version": 1,
+        "where": where,
+        "generation": etag,
+        "objects": record,
+        "applied": {rel: e.stamp for rel, e in kept.items()},
+        "seeded": held,
+    }
+    atomic_write_bytes(cache / STATE_FILE, json.dumps(state, separators=(",", ":")).encode(), durable=False)
     return Applied([e.relative for e in todo], [r.relative for r, _ in runs], present)
 
 

@@ -209,3 +209,19 @@ def test_objects_compacted_while_read_are_listed_again(s3_bucket: S3Box, tmp_pat
     monkeypatch.setattr(CatalogObjects, "listed", listed)
     assert frame_of(open_index(s3_bucket, settings, tmp_path / "cache")).equals(frame_of(source))
     assert len(calls) == 2
+
+
+def test_a_link_planted_in_the_cache_is_not_followed(s3_bucket: S3Box, tmp_path: Path) -> None:
+    """A task folder of the cache replaced by a link to another folder: refused, nothing written there."""
+    from RLA.errors import UnsafePathError
+
+    source = tmp_path / "src"
+    settings = s3_bucket.settings(prefix="lab")
+    RunSyncer(settings, source).push(make_source(source, count=1))
+    cache, elsewhere = tmp_path / "cache", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (cache / "log").mkdir(parents=True)
+    (cache / "log" / "demo").symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(UnsafePathError):
+        open_index(s3_bucket, settings, cache)
+    assert not list(elsewhere.iterdir())
