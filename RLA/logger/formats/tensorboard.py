@@ -44,7 +44,9 @@ class TensorBoardOutputFormat(KVWriter):
     ``summary.hparams`` and ``record_writer.register_writer_factory``.
 
     The ``SummaryWriter`` (:attr:`writer`, ``logger.get_tbx_writer()``) writes into the same
-    file; its ``logdir`` is spelled ``rla-events:<dir>`` (the route to that file).
+    file; its ``logdir`` is spelled ``rla-events:<dir>`` (the route to that file), so
+    ``add_embedding``, which writes its files with ``os.makedirs(logdir/...)``, needs a
+    ``SummaryWriter`` of its own (e.g. on ``<dir>/embeddings``).
 
     Args:
         log_dir: the run's log directory; events go to ``<log_dir>/tb``.
