@@ -95,6 +95,9 @@ class Refresher:
         period_s, stale_s, idle_s: see :data:`PERIOD_S`, :data:`STALE_S`, :data:`IDLE_S`.
         on_refresh: called (in the refreshing thread) with the just refreshed catalog, e.g. to
             bring derived tables up to date (its time counts in the refresh's duration).
+        worker: refresh in a child process (:mod:`RLA.ui.refresh_worker`), so the stat loop
+            never holds this process's interpreter lock; the refresh falls back to this
+            process when the child fails (and reports the error from here).
     """
 
     def __init__(
@@ -104,6 +107,7 @@ class Refresher:
         stale_s: float = STALE_S,
         idle_s: float = IDLE_S,
         on_refresh: Optional[Callable[[Catalog], Any]] = None,
+        worker: bool = True,
     ) -> None:
         self.data_root = Path(data_root)
         self.period_s, self.stale_s, self.idle_s = period_s, stale_s, idle_s
@@ -116,6 +120,11 @@ class Refresher:
         self._thread: Optional[threading.Thread] = None
         self.error: Optional[BaseException] = None
         self._changed_at = float("-inf")
+        self.worker: Any = None
+        if worker:
+            from RLA.ui.refresh_worker import RefreshWorker
+
+            self.worker = RefreshWorker(self.data_root)
 
     def snapshot(self) -> Snapshot:
         """The latest snapshot, refreshing now when there is none or it is older than ``stale_s``."""
@@ -147,20 +156,34 @@ class Refresher:
 
     def _refresh(self) -> Snapshot:
         started = time.monotonic()
+        done = self._in_worker()
         with Catalog(self.data_root) as catalog:
-            damaged = catalog.refresh(None, None)
+            opened = catalog.conn is not None  # opened now: in memory when the file cannot be used
+            if done is None or done[2] or catalog.in_memory or not opened:  # refresh here (and raise here)
+                done = (catalog.refresh(None, None), list(catalog.undecodable), catalog.in_memory)
             if self.on_refresh is not None:
                 self.on_refresh(catalog)
             snap = Snapshot(
                 generation=catalog.generation,
-                damaged=dict(damaged),
-                undecodable=list(catalog.undecodable),
+                damaged=dict(done[0]),
+                undecodable=list(done[1]),
                 started=started,
                 took=time.monotonic() - started,
                 private=catalog.in_memory,
             )
         self._snapshot, self.error = snap, None
         return snap
+
+    def _in_worker(self) -> Any:
+        """The child process's refresh (None when there is no worker or it failed)."""
+        from RLA.ui.refresh_worker import WorkerError
+
+        if self.worker is None:
+            return None
+        try:
+            return self.worker.refresh()
+        except WorkerError:
+            return None
 
     def _start(self) -> None:
         if self._thread is None and not self._stop.is_set():
@@ -193,6 +216,8 @@ class Refresher:
         thread, self._thread = self._thread, None
         if thread is not None:
             thread.join(timeout=30)
+        if self.worker is not None:
+            self.worker.close()
 
     def __enter__(self) -> "Refresher":
         return self

@@ -72,16 +72,21 @@ class WarmTable:
 
     def __init__(self) -> None:
         self.state = TableState()
+        self._generation: Optional[int] = None
         self._answers: "OrderedDict[Any, FrozenSet[str]]" = OrderedDict()
         self._lock = threading.Lock()
 
     def update(self, catalog: Catalog) -> TableState:
         """Decode the runs that are new or changed in ``catalog`` (already refreshed)."""
         old = self.state
+        generation = catalog.generation
+        if old.frame is not None and generation == self._generation:
+            return old  # no stored run changed since the last update (by any process)
         current = dict(catalog.conn.execute("SELECT key, sig FROM runs"))
         changed = [key for key, sig in current.items() if old.rows.get(key, ("",))[0] != sig]
         removed = [key for key in old.rows if key not in current]
         if old.frame is not None and not changed and not removed:
+            self._generation = generation
             return old
         rows = {k: v for k, v in old.rows.items() if k in current}
         for start in range(0, len(changed), CHUNK):
@@ -93,7 +98,7 @@ class WarmTable:
         frame = _merge(old.frame, rows, changed, removed)
         pos = {key: i for i, key in enumerate(frame[KEY])}
         state = TableState(old.version + 1, frame, rows, _live(rows), pos)
-        self.state = state
+        self.state, self._generation = state, generation
         return state
 
     def matching(self, catalog: Catalog, state: TableState, query: Any) -> FrozenSet[str]:

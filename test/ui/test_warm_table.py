@@ -8,6 +8,7 @@ reaches the page through the background refresh (not only through a request's ow
 from __future__ import annotations
 
 import datetime as _dt
+import os
 import time
 from typing import Any, Dict, Optional
 
@@ -23,6 +24,8 @@ WAIT_S = 20.0
 #: Refresh settings under which nothing but the background loop (or an invalidate) refreshes.
 LOOP_ONLY = {"period_s": 0.05, "stale_s": 3600.0, "idle_s": 3600.0}
 NEVER = {"period_s": 3600.0, "stale_s": 3600.0, "idle_s": 3600.0}
+#: The same, refreshing in this process (the table tests need no child process).
+HERE = dict(NEVER, worker=False)
 
 FILTERS = [
     {},
@@ -62,7 +65,7 @@ def test_warm_table_selects_what_select_runs_selects(demo, options):
         when=_dt.datetime(2026, 11, 21, 8, 0, 0),
     )
     expected = select_runs(demo["root"], **{k: v for k, v in options.items()})
-    source = RunsSource(demo["root"], **NEVER)
+    source = RunsSource(demo["root"], **HERE)
     try:
         got = _all_pages(source, RunFilter(**options))
     finally:
@@ -72,7 +75,7 @@ def test_warm_table_selects_what_select_runs_selects(demo, options):
 
 
 def test_task_counts_count_the_scope(demo):
-    source = RunsSource(demo["root"], **NEVER)
+    source = RunsSource(demo["root"], **HERE)
     try:
         assert task_counts(source)["dqn/CartPole"] == 11
         assert task_counts(source, archived=True) == {}
@@ -169,3 +172,24 @@ def test_an_applied_action_shows_in_the_next_table_at_once(demo):
         assert client.post("/api/action", json=body).json()["applied"]
         after = [r["index"] for r in client.get("/api/runs", params=where).json()["rows"]]
         assert target not in after and len(after) == len(before) - 1
+
+
+def test_the_refresh_runs_in_a_child_process_and_survives_its_death(demo):
+    import signal
+
+    source = RunsSource(demo["root"], **NEVER)
+    try:
+        flt = RunFilter(where="seed == 45")
+        assert runs_page(source, flt)["total"] == 0
+        pid = source.refresher.worker.pid
+        assert pid is not None and pid != os.getpid()
+        os.kill(pid, signal.SIGKILL)
+        make_run(demo["root"], task="dqn/CartPole", params={"algo": "dqn", "lr": 1e-4, "seed": 45})
+        source.refresher.invalidate()
+        assert runs_page(source, flt)["total"] == 1  # refreshed here, the worker restarts next time
+        source.refresher.invalidate()
+        assert runs_page(source, flt)["total"] == 1
+        assert source.refresher.worker.pid not in (None, pid)
+    finally:
+        source.close()
+    assert source.refresher.worker.pid is None  # closed with the source

@@ -31,7 +31,8 @@ RLA.fmt = function (value) {
   if (typeof value === "number") {
     if (Number.isInteger(value)) return String(value);
     var a = Math.abs(value);
-    return (a !== 0 && (a < 1e-3 || a >= 1e6)) ? value.toExponential(3) : String(Number(value.toPrecision(5)));
+    /* 5e-4, 1.25e-5, 3.142e+6: at most 4 significant digits, no trailing zeros */
+    return (a !== 0 && (a < 1e-3 || a >= 1e6)) ? value.toExponential(3).replace(/\.?0+e/, "e") : String(Number(value.toPrecision(5)));
   }
   if (Array.isArray(value) || typeof value === "object") return JSON.stringify(value);
   return String(value);
