@@ -196,7 +196,7 @@ def link_or_copy(source: Path, target: Path) -> None:
 
 def continue_checkpoints(parent: Path, child: Path, step: Optional[int]) -> List[str]:
     """Link the parent's numbered checkpoints with step ``<= step`` into the child's folder."""
-    linked = []
+    linked: List[str] = []
     if not parent.is_dir():
         return linked
     for entry in sorted(parent.iterdir()):

@@ -16,7 +16,7 @@ import datetime
 import io
 import pickle
 from pathlib import Path
-from typing import Any, Dict, Tuple
+from typing import Any, Dict, Tuple, cast
 
 from RLA.errors import RLAError
 from RLA.safe_read import read_bytes
@@ -114,7 +114,7 @@ def _reconstructor(cls: type, base: type, state: Any) -> Any:
             found=repr(base),
             fix="do not trust this file",
         )
-    return cls.__new__(cls)
+    return cast(Any, cls).__new__(cls)  # the class's own __new__, as copyreg does
 
 
 def _latin1_bytes(text: str, encoding: str = "latin1") -> bytes:

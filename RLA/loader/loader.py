@@ -20,16 +20,14 @@ from pathlib import Path
 from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 from RLA.checkpoint import LoadedCheckpoint, restore_rng_state
-from RLA.errors import CheckpointError, HyperParameterError, RLAError, RunStateError
+from RLA.errors import CheckpointError, RLAError, RunStateError
 from RLA.fs import json_default
-from RLA.loader import continuation
-from RLA.loader.legacy_checkpoints import continue_legacy_checkpoints
+from RLA.loader import fork, hyper_merge
 from RLA.loader.past_run import PastRun
 from RLA.logger.time_step import time_step_holder
 from RLA.manager.bookkeeping import bookkeeping_of, split_bookkeeping
 from RLA.manager.checkpointing import filter_prefix, split_state
 from RLA.naming import DATE_RE
-from RLA.redaction import MARKER, contains_marker
 
 #: Hyper-parameters naming the run to load (set by ``arg_parser_postprocess``).
 LOADED_DATE, LOADED_TASK_NAME = "loaded_date", "loaded_task_name"
@@ -66,7 +64,6 @@ class ExperimentLoader:
         self._explicit = False
         self._past: Optional[PastRun] = None
         self._loaded: Optional[LoadedCheckpoint] = None
-        self._fork_step: Optional[int] = None
         self._forked = False
 
     # ----------------------------------------------------------------- selection
@@ -177,53 +174,19 @@ class ExperimentLoader:
         if not self._selected():
             return argparse.Namespace(**current)
         past = self._require_past()
-        merged = dict(current)
-        merged.update(copy.deepcopy(past.hyper_param))
-        for key in (
-            list(hp_to_overwrite or []) + [LOADED_DATE, LOADED_TASK_NAME] + list(bookkeeping_of(self.manager))
-        ):
-            if key in current:
-                merged[key] = current[key]
-            elif key in (hp_to_overwrite or []):
-                raise RLAError(
-                    f"hp_to_overwrite names {key!r}, which is not a current hyper-parameter",
-                    expected=f"one of {sorted(current)}",
-                    found=repr(key),
-                    fix="set it with exp_manager.set_hyper_param(...) first or drop it",
-                )
-        self._restore_redacted(merged, current)
-        if sync_timestep:  # the step a resume restores: the newest complete numbered checkpoint
-            step = self._checkpoint(None, "cpu").step if past.saver().steps() else past.time_step
-            time_step_holder.set_time(step)
-        return argparse.Namespace(**merged)
-
-    def _restore_redacted(self, merged: Dict[str, Any], current: Dict[str, Any]) -> None:
-        """Take every stored value that was redacted (a secret) from the current hyper-parameters.
-
-        A run never stores its secrets, so a resume must get them again from its own command
-        line or environment; training on the text ``<redacted>`` would fail far from the cause.
-
-        Raises:
-            HyperParameterError: a redacted key has no current value.
-        """
-        redacted = sorted(key for key, value in merged.items() if contains_marker(value))
-        missing = [key for key in redacted if key not in current]
-        if missing:
-            raise HyperParameterError(
-                f"The past run's hyper-parameter(s) {', '.join(map(repr, missing))} were redacted (secrets are "
-                f"never stored)",
-                expected="the secret given again to the resuming process",
-                found=f"{MARKER} in the stored value and no current value",
-                fix="pass it on this command line (e.g. --{0} ...) or set_hyper_param({0}=...) "
-                "before the loader".format(missing[0]),
-            )
-        for key in redacted:
-            merged[key] = current[key]
+        keep = list(hp_to_overwrite or [])
+        bookkeeping = [LOADED_DATE, LOADED_TASK_NAME] + list(bookkeeping_of(self.manager))
+        merged = hyper_merge.merge(current, past.hyper_param, keep, bookkeeping)
+        redacted = hyper_merge.restore_redacted(merged, current)
         if redacted:
             self._log(
                 f"ExperimentLoader: {', '.join(redacted)} taken from the current hyper-parameters "
                 f"(stored redacted)"
             )
+        if sync_timestep:  # the step a resume restores: the newest complete numbered checkpoint
+            step = self._checkpoint(None, "cpu").step if past.saver().steps() else past.time_step
+            time_step_holder.set_time(step)
+        return argparse.Namespace(**merged)
 
     # -------------------------------------------------------------------- load
     def _checkpoint(
@@ -284,26 +247,11 @@ class ExperimentLoader:
         if loaded.legacy:
             variables = {k: v for k, v in self._require_past().custom_data.items()}
         if variable_list is not None:
-            missing = [v for v in variable_list if v not in variables]
-            if missing:
-                raise CheckpointError(
-                    f"Variables {missing} were not saved with checkpoint {loaded.path}",
-                    expected=f"some of {sorted(variables)}",
-                    found=repr(list(variable_list)),
-                    fix="save them with save_checkpoint(related_variable={...}) or drop them",
-                )
-            variables = {v: variables[v] for v in variable_list}
+            variables = _chosen_variables(loaded, variables, variable_list)
         if restore_rng is None:
             restore_rng = self._forked and rng is not None
         if restore_rng:
-            if rng is None:
-                raise CheckpointError(
-                    f"Checkpoint {loaded.path} has no RNG state",
-                    expected="save_rng=True at save",
-                    found="rng: None",
-                    fix="call load_from_record_date(restore_rng=False)",
-                )
-            restore_rng_state(rng)
+            _restore_rng(loaded, rng)
         if self._forked:
             time_step_holder.set_time(loaded.step)
         self._record_origin("fork" if self._forked else "load", loaded.step)
@@ -355,13 +303,7 @@ class ExperimentLoader:
             return None
         manager = self.manager
         layout = manager._require_run("fork_log_files()")
-        if (getattr(manager, "run_info", None) or {}).get("status", "running") != "running":
-            raise RunStateError(
-                "fork_log_files() needs a running run",
-                expected="exp_manager.log_files_gen() called for the new run",
-                found=f"run {layout.index} is finished",
-                fix="call log_files_gen() first, then fork_log_files()",
-            )
+        _check_running(manager, layout)
         past = self._require_past()
         if past.layout.relative == layout.relative:
             raise RLAError(
@@ -376,9 +318,8 @@ class ExperimentLoader:
         else:
             step = None  # a run without checkpoints: continue every row
         merged = vars(self.import_hyper_parameters(hp_to_overwrite))
-        self._continue_files(past, layout, step, backend)
+        fork.continue_files(manager, past, layout, step, self._loaded, backend, self._log)
         self._forked = True
-        self._fork_step = step
         manager.hyper_param = merged
         params, bookkeeping = split_bookkeeping(
             merged, getattr(manager, "hyper_param_record", []), bookkeeping_of(manager)
@@ -392,56 +333,6 @@ class ExperimentLoader:
         )
         return step
 
-    def _continue_files(
-        self, past: PastRun, layout: Any, step: Optional[int], backend: Optional[str] = None
-    ) -> None:
-        from RLA.logger import api as logger
-
-        marker = f"[RLA] ---- resumed from {past.index} at time-step {step} in {layout.index} ----"
-        logger.reset()  # close the current run's files before they are replaced
-        try:
-            continuation.continue_log_dir(past.layout.log_dir, layout.log_dir, step, marker)
-            continuation.continue_checkpoints(past.layout.checkpoint_dir, layout.checkpoint_dir, step)
-            continue_legacy_checkpoints(
-                past.layout.checkpoint_dir, layout.checkpoint_dir, step, continuation.link_or_copy
-            )
-            self._continue_named_checkpoints(past, layout, step, backend)
-            continuation.continue_results(past.layout.results_dir, layout.results_dir, step)
-            from RLA.replay_buffer.run_snapshots import fork_run_snapshots
-
-            fork_run_snapshots(past.layout.replay_dir, layout.replay_dir, step, continuation.link_or_copy)
-        finally:
-            self.manager.reopen_logger()
-        if step is not None:
-            _purge_tensorboard_after(step)
-
-    def _continue_named_checkpoints(
-        self, past: PastRun, layout: Any, step: Optional[int], backend: Optional[str]
-    ) -> None:
-        """Link the past run's named checkpoints (``best``...) saved at or before ``step``.
-
-        A named checkpoint's step is in its header, which costs a load of the file (the one
-        being resumed is already loaded); an unreadable one stays behind, with a line in the log.
-        """
-        saver = past.saver(backend)
-        for name in saver.names():
-            source = saver.path_for(name)
-            target = layout.checkpoint_dir / source.name
-            if target.exists():
-                continue
-            if step is not None:
-                loaded = self._loaded if self._loaded is not None and self._loaded.name == name else None
-                try:
-                    saved = (loaded or saver.load_checkpoint(name, map_location="cpu")).step
-                except CheckpointError as exc:
-                    self._log(
-                        f"ExperimentLoader: named checkpoint {source.name} not carried over ({exc.problem})"
-                    )
-                    continue
-                if saved > step:
-                    continue  # saved after the resume point: it belongs to the old run only
-            continuation.link_or_copy(source, target)
-
     # ------------------------------------------------------------------ replay
     def load_replay_buffer(self, buffer: Any = None, step: Optional[int] = None, **options: Any) -> Any:
         """Restore the past run's replay-buffer snapshot (default: the loaded checkpoint's step)."""
@@ -453,19 +344,50 @@ class ExperimentLoader:
         )
 
 
-def _purge_tensorboard_after(step: int) -> None:
-    """Tell TensorBoard to discard any event after ``step`` it read from earlier files."""
-    from RLA.logger import api as logger
+def _check_running(manager: Any, layout: Any) -> None:
+    """Raise :class:`RunStateError` unless the current run ``layout`` is still running."""
+    if (getattr(manager, "run_info", None) or {}).get("status", "running") != "running":
+        raise RunStateError(
+            "fork_log_files() needs a running run",
+            expected="exp_manager.log_files_gen() called for the new run",
+            found=f"run {layout.index} is finished",
+            fix="call log_files_gen() first, then fork_log_files()",
+        )
 
-    try:
-        writer = logger.get_tbx_writer()
-    except RLAError:
-        return  # TensorBoard output not in use
-    from tensorboardX.proto.event_pb2 import Event, SessionLog
 
-    file_writer = writer._get_file_writer() if hasattr(writer, "_get_file_writer") else writer.file_writer
-    file_writer.add_event(Event(step=step + 1, session_log=SessionLog(status=SessionLog.START)))
-    file_writer.flush()
+def _chosen_variables(
+    loaded: LoadedCheckpoint, variables: Dict[str, Any], chosen: Sequence[str]
+) -> Dict[str, Any]:
+    """The related variables named in ``chosen``.
+
+    Raises:
+        CheckpointError: one of them was not saved with the checkpoint.
+    """
+    missing = [v for v in chosen if v not in variables]
+    if missing:
+        raise CheckpointError(
+            f"Variables {missing} were not saved with checkpoint {loaded.path}",
+            expected=f"some of {sorted(variables)}",
+            found=repr(list(chosen)),
+            fix="save them with save_checkpoint(related_variable={...}) or drop them",
+        )
+    return {v: variables[v] for v in chosen}
+
+
+def _restore_rng(loaded: LoadedCheckpoint, rng: Any) -> None:
+    """Restore the RNG states saved with the checkpoint.
+
+    Raises:
+        CheckpointError: the checkpoint was saved without them.
+    """
+    if rng is None:
+        raise CheckpointError(
+            f"Checkpoint {loaded.path} has no RNG state",
+            expected="save_rng=True at save",
+            found="rng: None",
+            fix="call load_from_record_date(restore_rng=False)",
+        )
+    restore_rng_state(rng)
 
 
 def _jsonable(value: Any) -> Any:

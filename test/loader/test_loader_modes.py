@@ -75,6 +75,22 @@ def test_mode2_fork_continues_logs_up_to_the_restored_step(mgr, parent):
 
 
 @pytest.mark.timeout(60)
+def test_mode2_fork_tells_tensorboard_to_drop_the_parents_later_steps(mgr, parent):
+    """The continued event files end with a SessionLog START at the step after the resume
+    point: TensorBoard discards every older event after it (public tensorboardX API only)."""
+    from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
+    from tensorboard.compat.proto.event_pb2 import SessionLog
+
+    child = start_child(mgr)
+    ExperimentLoader(mgr).config("toy", parent.layout.record_date, parent.data_root).fork_log_files(ckp_index=6)
+    mgr.finish()
+    starts = [event.step for path in sorted((child.log_dir / "tb").rglob("*tfevents*"))
+              for event in EventFileLoader(str(path)).Load()
+              if event.HasField("session_log") and event.session_log.status == SessionLog.START]
+    assert starts == [7]
+
+
+@pytest.mark.timeout(60)
 def test_mode2_fork_leaves_the_parent_untouched(mgr, parent):
     def snapshot():
         return {p: p.read_bytes() for kind in ("log", "checkpoint", "results")
