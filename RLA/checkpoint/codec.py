@@ -172,21 +172,3 @@ def decode(skeleton_text: str, leaves: List[Any]) -> Any:
         raise ValueError(f"unknown checkpoint tag {tag!r}")
 
     return build(json.loads(skeleton_text))
-
-
-def leaf_kinds(skeleton_text: str) -> Dict[int, str]:
-    """``ref -> 'ndarray' | 'npscalar' | 'tensor'`` for every leaf of a skeleton."""
-    kinds: Dict[int, str] = {}
-
-    def walk(node: Any) -> None:
-        if isinstance(node, list):
-            for v in node:
-                walk(v)
-        elif isinstance(node, dict):
-            if node.get(TAG) in ("ndarray", "npscalar", "tensor"):
-                kinds[node["ref"]] = node[TAG]
-            for v in node.values():
-                walk(v)
-
-    walk(json.loads(skeleton_text))
-    return kinds
