@@ -16,7 +16,7 @@ import signal
 import sys
 import threading
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Literal, Optional, Tuple
 
 import numpy as np
 
@@ -167,7 +167,8 @@ class SaveTriggers:
         self._signalled = self._received = signum  # only flags: the save happens in step()
 
     def _periodic(self, step: Optional[int]) -> bool:
-        return step is not None and bool(self.every) and step > 0 and step % int(self.every) == 0
+        every = self.every
+        return step is not None and every is not None and every != 0 and step > 0 and step % int(every) == 0
 
     def _local_flags(self, step: Optional[int]) -> int:
         flags = PERIODIC if self._periodic(step) else 0
@@ -248,7 +249,7 @@ class SaveTriggers:
             log.warning("SaveTriggers outside the main thread: no signal handlers installed")
         return self
 
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> Literal[False]:
         try:
             if not self._finished:
                 self._finished = True

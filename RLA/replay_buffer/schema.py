@@ -60,12 +60,13 @@ def dtype_to_json(dt: np.dtype) -> Any:
     if dt.fields is None and dt.subdtype is None:
         return dt.str
     if dt.fields is None:
+        assert dt.subdtype is not None  # a sub-array dtype (the plain case returned above)
         base, shape = dt.subdtype
         inner = dtype_to_json(base)
         if isinstance(inner, str):
             return f"{tuple(shape)}{inner}"
         return {"base": inner, "shape": list(shape)}
-    names = list(dt.names)
+    names = list(dt.names or ())
     return {
         "names": names,
         "formats": [dtype_to_json(dt.fields[n][0]) for n in names],

@@ -51,7 +51,7 @@ def write(path: Path, data: Dict[str, np.ndarray], fmt: str) -> None:
     try:
         with os.fdopen(fd, "wb") as handle:
             if fmt == "npz":
-                np.savez(handle, **data)
+                np.savez(handle, **data)  # type: ignore[arg-type]  # numpy's stub types **kwds as its bool option
             elif fmt == "pt":
                 import torch
 

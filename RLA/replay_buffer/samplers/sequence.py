@@ -33,7 +33,7 @@ class SequenceSampler(Sampler):
                 "seq_len must be positive", expected=">= 1", found=str(seq_len), fix="pass seq_len=1 or more"
             )
         self.seq_len = int(seq_len)
-        self._cache_key: Optional[Tuple[int, int]] = None
+        self._cache_key: Optional[Tuple[int, int, int]] = None
         self._order = np.zeros(0, dtype=np.int64)
         self._starts = np.zeros(0, dtype=np.int64)
 

@@ -235,7 +235,9 @@ def _read_all(
     first = True
     while ranges:
         # one batch: in-place targets and scratch slices of one contiguous file range
-        lo, iov, spans, used = ranges[0][0], [], [], 0
+        lo, used = ranges[0][0], 0
+        iov: List[memoryview] = []
+        spans: List[Tuple[int, int, int]] = []
         while ranges and len(iov) < fio.IOV_MAX:
             r_lo, r_hi, target = ranges[0]
             if target is not None:

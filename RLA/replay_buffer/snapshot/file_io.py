@@ -195,17 +195,22 @@ def ended_early(path: Path, size: int, done: int) -> CorruptSnapshotError:
 NOFOLLOW = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
 
 
+def missing(path: Path) -> CorruptSnapshotError:
+    """A file the manifest lists that is not there."""
+    return CorruptSnapshotError(
+        f"Snapshot file {path} is missing",
+        expected="every file listed in the manifest",
+        found="no file",
+        fix="restore the file or load an older snapshot",
+    )
+
+
 def open_listed(path: Path) -> int:
     """Open a file a manifest lists for reading, without following a symbolic link."""
     try:
         return os.open(path, NOFOLLOW)
     except FileNotFoundError:
-        raise CorruptSnapshotError(
-            f"Snapshot file {path} is missing",
-            expected="every file listed in the manifest",
-            found="no file",
-            fix="restore the file or load an older snapshot",
-        ) from None
+        raise missing(path) from None
     except OSError as exc:
         if exc.errno != errno.ELOOP:
             raise
@@ -297,12 +302,7 @@ def read_json_verified(path: Path, size: Optional[int] = None, crc: Optional[int
     try:
         data = safe_read.read_bytes(path, MAX_MANIFEST_BYTES)
     except FileNotFoundError:
-        raise CorruptSnapshotError(
-            f"Snapshot file {path} is missing",
-            expected="every file listed in the manifest",
-            found="no file",
-            fix="restore the file or load an older snapshot",
-        ) from None
+        raise missing(path) from None
     except safe_read.UnreadableFileError as exc:
         raise unreadable(path, exc.reason) from None
     if size is not None and len(data) != size:

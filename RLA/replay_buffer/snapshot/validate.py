@@ -26,6 +26,7 @@ from typing import Any, Dict, List, Optional
 
 from RLA.errors import CorruptSnapshotError, ReplayBufferError, UnsafePathError
 from RLA.replay_buffer.schema import RESERVED, SEP, Schema, dtype_from_json
+from RLA.replay_buffer.snapshot import file_io as fio
 from RLA.replay_buffer.snapshot import format as fmt
 from RLA.replay_buffer.snapshot.file_io import read_json_verified
 from RLA.replay_buffer.snapshot.segment_layout import chunk_layout
@@ -64,12 +65,7 @@ def listed_file(
     try:
         st = os.lstat(path)
     except FileNotFoundError:
-        raise CorruptSnapshotError(
-            f"Snapshot file {path} is missing",
-            expected="every file listed in the manifest",
-            found="no file",
-            fix="restore the file or load an older snapshot",
-        ) from None
+        raise fio.missing(path) from None
     if not stat.S_ISREG(st.st_mode):
         raise corrupt(
             where,
@@ -306,7 +302,7 @@ def shard_entry(snap_dir: Path, entry: Any, world_size: int) -> Path:
     name = entry.get("file")
     try:
         check_name(name, "shard file name")
-        path = safe_join(snap_dir, name, "shard file name")
+        path = safe_join(snap_dir, str(name), "shard file name")
     except UnsafePathError as exc:
         raise corrupt(
             where, f"the shard file name {name!r} is refused", "plain names inside the snapshot", exc.problem
