@@ -251,8 +251,9 @@ class ExperimentManager:
         factory = self._factory()
         assert self.config is not None
         self.finish()
-        self._redaction, self.custom_data = self._build_redaction(), {}
+        self._redaction = self._build_redaction()
         spec = self._spec(self._tracked_values())
+        self.custom_data = {}
         return self._runner.start(factory, spec, self._redaction, self.config.HEARTBEAT_INTERVAL).layout
 
     def reattach(self, layout: RunLayout, **fields: Any) -> RunLayout:
