@@ -37,11 +37,7 @@ FACES = (
 NOT_CORE = ("RLA", "RLA.integrations", "RLA.ops.testing", "RLA.query.testing")
 #: Core modules that still import a face, each with the reason and who removes it. Empty
 #: when the house is in order; a new entry needs a reason.
-KNOWN: Dict[str, str] = {
-    # ExperimentLoader() without a manager uses the global exp_manager, an instance of the
-    # face's Tester (RLA.easy_log.original_tester); it needs a home in the core first (#19 item 1).
-    "RLA/loader/loader.py": "the default exp_manager lives in the face RLA.easy_log.tester",
-}
+KNOWN: Dict[str, str] = {}
 
 
 def module_name(path: Path) -> str:

@@ -7,10 +7,12 @@ from RLA.easy_log.original_tester import (
     import_hyper_parameters,
     load_from_record_date,
 )
+from RLA.manager.default import set_default_manager
 from RLA.manager.experiment import ExperimentManager
 
 #: The default manager every script configures once.
 exp_manager = tester = Tester()
+set_default_manager(exp_manager)  # core code reads it from RLA.manager.default, never from this face
 
 __all__ = [
     "ExperimentManager",

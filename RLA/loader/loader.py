@@ -71,9 +71,9 @@ class ExperimentLoader:
     def manager(self) -> Any:
         if self._manager is not None:
             return self._manager
-        from RLA.easy_log.tester import exp_manager
+        from RLA.manager.default import default_manager
 
-        return exp_manager
+        return default_manager()
 
     def config(
         self,
