@@ -299,6 +299,6 @@ def load_buffer(
     direct = fio.direct_reads_default() if direct_reads is None else bool(direct_reads)
     if world == world_size and episode_policy is None and len(shards) == world:
         return exact_load(buf, store, snap_dir, shards[rank], rank, world_size, direct)
-    from RLA.replay_buffer.sharding import load_resharded
+    from RLA.replay_buffer.snapshot.load_resharded import load_resharded
 
     return load_resharded(buf, store, snap_dir, shards, rank, world_size, policy, on_overflow, direct)
