@@ -61,9 +61,16 @@ def add_video_to_tensorboard(
         height=height, width=width, colorspace=channels, encoded_image_string=encode_gif(frames, fps)
     )
     summary = Summary(value=[Summary.Value(tag=tag, image=image)])
-    file_writer = (
-        tb_writer._get_file_writer() if hasattr(tb_writer, "_get_file_writer") else tb_writer.file_writer
-    )
+    file_writer = getattr(
+        tb_writer, "file_writer", None
+    )  # public: set when the writer opens, None once closed
+    if file_writer is None:
+        raise RLAError(
+            "The TensorBoard writer is closed",
+            expected="an open tensorboardX SummaryWriter (the run's, from logger.get_tbx_writer())",
+            found=f"{type(tb_writer).__name__} without an open file_writer",
+            fix="record videos while the run is open, or pass to_tensorboard=False",
+        )
     file_writer.add_summary(summary, step)
 
 

@@ -148,3 +148,14 @@ def test_recorders_need_a_run_and_good_input(tmp_path):
     with pytest.raises(RLAError, match="needs frames"):
         save_video(tmp_path, "v", [], step=0)
     assert files(tmp_path) == []
+
+
+def test_a_video_for_a_closed_tensorboard_writer_is_refused(tmp_path):
+    from tensorboardX import SummaryWriter
+
+    from RLA.recorders.video import add_video_to_tensorboard
+
+    writer = SummaryWriter(str(tmp_path / "tb"))
+    writer.close()
+    with pytest.raises(RLAError, match="TensorBoard writer is closed"):
+        add_video_to_tensorboard(writer, "clip", np.zeros((2, 4, 4, 3), np.uint8), 10.0, 0)
