@@ -19,8 +19,6 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from RLA.fs import atomic_write_json, read_json
 from RLA.layout import RunLayout
-from RLA.query.records import RunRecord, summarize_progress
-from RLA.replay_buffer.snapshot import faults
 from RLA.sync.catalog_io import CatalogObjects, kinds
 from RLA.sync.manifest import MANIFEST_DIR
 from RLA.sync.store_catalog import (
@@ -40,6 +38,13 @@ COMPACT_AT = 16
 #: Runs per compacted shard (a cold reader downloads the shards in parallel).
 SHARD_RUNS = 500
 STATE_NAME = ".catalog.json"
+
+
+def _point(name: str) -> None:
+    """Deterministic fault point ``name`` (tests interrupt a publication there)."""
+    from RLA.replay_buffer.snapshot import faults  # imported by object-store pushes only
+
+    faults.point(name)
 
 
 def _local_path(run: RunLayout, key: str) -> Path:
@@ -77,6 +82,8 @@ def build_entry(run: RunLayout, data_types: Sequence[str], max_size: Optional[in
         if st is None or (max_size and st.st_size > max_size):
             continue  # not on the store either
         if key == PROGRESS_KEY:
+            from RLA.query.records import RunRecord, summarize_progress  # only when a run changed
+
             record = RunRecord(relative=run.relative)
             summarize_progress(path, record)
             entry.progress_mtime = st.st_mtime
@@ -149,7 +156,7 @@ class Publisher:
             return
         objects = CatalogObjects(transport, self.remote_root)
         objects.put(ENTRIES, dump_object(self.entries))
-        faults.point("sync.catalog:entries-published")
+        _point("sync.catalog:entries-published")
         listed = objects.listed()
         if len(kinds(listed, objects.base)[ENTRIES]) > COMPACT_AT:
             try:
@@ -157,7 +164,7 @@ class Publisher:
             except FileNotFoundError:
                 pass  # another pusher compacted them meanwhile: its shards hold them
         objects.put_generation(self._complete(objects, transport))
-        faults.point("sync.catalog:generation-published")
+        _point("sync.catalog:generation-published")
         published = self._published()
         published.update(self.signatures)
         atomic_write_json(self.state_path, {"version": 1, "runs": published}, durable=False)
@@ -198,7 +205,7 @@ def compact(objects: CatalogObjects, listed: List[Any]) -> Tuple[int, int]:
     chunks = [runs[lo : lo + SHARD_RUNS] for lo in range(0, len(runs), SHARD_RUNS)]
     for chunk in chunks:
         objects.put(SHARDS, dump_object([merged[rel] for rel in chunk]))
-    faults.point("sync.catalog:shards-published")
+    _point("sync.catalog:shards-published")
     objects.delete(listed)
     return len(listed), len(chunks)
 

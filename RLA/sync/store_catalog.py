@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
 from RLA.errors import SyncError, UnsafePathError
-from RLA.logger.readers import MAX_COLUMNS
 from RLA.safe_read import MAX_JSON_DEPTH, nesting_depth
 from RLA.sync.remote_names import check_run
 
@@ -120,6 +119,8 @@ def _progress(value: object, where: str) -> Optional[Dict[str, Any]]:
         return None
     if not isinstance(value, dict) or set(value) != {"n_rows", "time_step", "metrics"}:
         raise _bad(where, "{n_rows, time_step, metrics}", value)
+    from RLA.logger.readers import MAX_COLUMNS  # the query's own limit (imported when reading)
+
     rows, metrics = value["n_rows"], value["metrics"]
     if isinstance(rows, bool) or not isinstance(rows, int) or rows < 0:
         raise _bad(where, "a row count >= 0", rows)
