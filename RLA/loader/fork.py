@@ -6,6 +6,7 @@ backward steps; files are linked where the file system allows, copied elsewhere.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from RLA.errors import CheckpointError, RLAError
@@ -14,20 +15,27 @@ from RLA.loader.legacy_checkpoints import continue_legacy_checkpoints
 from RLA.loader.past_run import PastRun
 
 
-def continue_files(
-    manager: Any,
-    past: PastRun,
-    layout: Any,
-    step: Optional[int],
-    loaded: Any,
-    backend: Optional[str],
-    log: Callable[[str], None],
-) -> None:
-    """Continue ``past``'s files up to ``step`` (every row when ``None``) in ``layout``, the
-    current run; the logger's files are closed meanwhile and reopened by ``manager``."""
+@dataclass(frozen=True)
+class Fork:
+    """One continuation: the past run, the current run's layout, the step to cut at (``None``:
+    every row), the checkpoint being resumed (if read already), the checkpoint backend and
+    where progress lines go."""
+
+    past: PastRun
+    layout: Any
+    step: Optional[int]
+    loaded: Any
+    backend: Optional[str]
+    log: Callable[[str], None]
+
+
+def continue_files(manager: Any, fork: Fork) -> None:
+    """Continue the past run's files up to the step in the current run; the logger's files
+    are closed meanwhile and reopened by ``manager``."""
     from RLA.logger import api as logger
     from RLA.replay_buffer.run_snapshots import fork_run_snapshots
 
+    past, layout, step = fork.past, fork.layout, fork.step
     marker = f"[RLA] ---- resumed from {past.index} at time-step {step} in {layout.index} ----"
     logger.reset()  # close the current run's files before they are replaced
     try:
@@ -36,7 +44,7 @@ def continue_files(
         continue_legacy_checkpoints(
             past.layout.checkpoint_dir, layout.checkpoint_dir, step, continuation.link_or_copy
         )
-        continue_named_checkpoints(past, layout, step, loaded, backend, log)
+        continue_named_checkpoints(fork)
         continuation.continue_results(past.layout.results_dir, layout.results_dir, step)
         fork_run_snapshots(past.layout.replay_dir, layout.replay_dir, step, continuation.link_or_copy)
     finally:
@@ -45,21 +53,14 @@ def continue_files(
         purge_tensorboard_after(step)
 
 
-def continue_named_checkpoints(
-    past: PastRun,
-    layout: Any,
-    step: Optional[int],
-    loaded: Any,
-    backend: Optional[str],
-    log: Callable[[str], None],
-) -> None:
-    """Link the past run's named checkpoints (``best``...) saved at or before ``step``.
+def continue_named_checkpoints(fork: Fork) -> None:
+    """Link the past run's named checkpoints (``best``...) saved at or before the step.
 
-    A named checkpoint's step is in its header, which costs a load of the file (``loaded``,
-    the one being resumed, is read already); an unreadable one stays behind, with a line in
-    the log.
+    A named checkpoint's step is in its header, which costs a load of the file (the one
+    being resumed is read already); an unreadable one stays behind, with a line in the log.
     """
-    saver = past.saver(backend)
+    layout, step, loaded = fork.layout, fork.step, fork.loaded
+    saver = fork.past.saver(fork.backend)
     for name in saver.names():
         source = saver.path_for(name)
         target = layout.checkpoint_dir / source.name
@@ -70,7 +71,7 @@ def continue_named_checkpoints(
             try:
                 saved = (known or saver.load_checkpoint(name, map_location="cpu")).step
             except CheckpointError as exc:
-                log(f"ExperimentLoader: named checkpoint {source.name} not carried over ({exc.problem})")
+                fork.log(f"ExperimentLoader: named checkpoint {source.name} not carried over ({exc.problem})")
                 continue
             if saved > step:
                 continue  # saved after the resume point: it belongs to the old run only

@@ -318,7 +318,7 @@ class ExperimentLoader:
         else:
             step = None  # a run without checkpoints: continue every row
         merged = vars(self.import_hyper_parameters(hp_to_overwrite))
-        fork.continue_files(manager, past, layout, step, self._loaded, backend, self._log)
+        fork.continue_files(manager, fork.Fork(past, layout, step, self._loaded, backend, self._log))
         self._forked = True
         manager.hyper_param = merged
         params, bookkeeping = split_bookkeeping(
