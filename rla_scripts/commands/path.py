@@ -36,8 +36,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "path",
         help="print a run's folder, quoted for the shell",
         description="Print the folder of one run for a data type, quoted for the shell, e.g. "
-        "cd \"$(rla path 2026/11/25/14-00)\" or ls $(rla path RUN --type code). Run names "
-        "contain '&', which a shell would otherwise take as 'run in the background'.",
+        "rla path 2026/11/25/14-00 to paste into a command line (run names contain '&', which a "
+        "shell would take as 'run in the background'), or cd \"$(rla path 2026/11/25/14-00 --raw)\" "
+        "(a shell keeps the quotes of a substitution's output, so use --raw there).",
     )
     parser.add_argument("run", help="index, record date, or a unique prefix/glob of YYYY/MM/DD/<name>")
     parser.add_argument("--type", choices=DATA_TYPES, default=LOG, help="data type (default: log)")
