@@ -10,6 +10,7 @@ only reads the index file the child brought up to date.
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 from pathlib import Path
@@ -22,14 +23,20 @@ from RLA.query.records import RunRecord
 Result = Tuple[Dict[str, RunRecord], List[str], bool]
 #: Seconds to wait for the child to stop before it is killed.
 STOP_S = 10.0
+#: Seconds between the child's checks that the server still runs.
+POLL_S = 1.0
 
 
 def _serve(data_root: str, conn: Any) -> None:
     """The child's loop: one refresh per request, until told to stop or the pipe closes."""
     from RLA.query import Catalog
 
+    parent = os.getppid()
     while True:
         try:
+            while not conn.poll(POLL_S):
+                if os.getppid() != parent:  # the server is gone (killed): so is the reason to run
+                    return
             message = conn.recv()
         except (EOFError, OSError):
             return
@@ -55,6 +62,7 @@ class RefreshWorker:
         self._lock = threading.Lock()
         self._process: Any = None
         self._conn: Any = None
+        self._atexit = False
 
     def refresh(self) -> Result:
         """Refresh the index in the child; raises :class:`WorkerError` when it cannot."""
@@ -76,11 +84,15 @@ class RefreshWorker:
 
         context = multiprocessing.get_context("spawn")  # the server has threads: never fork it
         self._conn, child = context.Pipe()
-        self._process = context.Process(
-            target=_serve, args=(self.data_root, child), name="rla-ui-refresh", daemon=True
-        )
+        # Not a daemon: a cold build of a large index reads runs in processes of its own. The
+        # child ends when its end of the pipe closes; atexit closes it before multiprocessing
+        # joins its children at exit.
+        self._process = context.Process(target=_serve, args=(self.data_root, child), name="rla-ui-refresh")
         self._process.start()
         child.close()
+        if not self._atexit:
+            atexit.register(self.close)
+            self._atexit = True
 
     def _stop(self) -> None:
         process, conn, self._process, self._conn = self._process, self._conn, None, None

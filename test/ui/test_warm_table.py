@@ -193,3 +193,36 @@ def test_the_refresh_runs_in_a_child_process_and_survives_its_death(demo):
     finally:
         source.close()
     assert source.refresher.worker.pid is None  # closed with the source
+
+
+def test_the_refresh_process_ends_when_the_server_is_killed(demo, tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    script = (
+        "import sys, time\n"
+        "from RLA.ui.runs import RunFilter, RunsSource, runs_page\n"
+        f"source = RunsSource({str(demo['root'])!r}, period_s=3600.0, stale_s=3600.0, idle_s=3600.0)\n"
+        "runs_page(source, RunFilter())\n"
+        "print(source.refresher.worker.pid, flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    server = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        child = int(server.stdout.readline())
+        server.send_signal(signal.SIGKILL)
+        server.wait(timeout=30)
+        _wait_for(lambda: not _alive(child), "the refresh process outlived the killed server")
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait(timeout=30)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            return "State:\tZ" not in status.read()
+    except FileNotFoundError:
+        return False
