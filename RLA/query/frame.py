@@ -8,6 +8,7 @@ from typing import Any, Dict, List, Optional, Sequence
 from RLA.layout import LOG
 from RLA.query.expr import METRIC_FUNCS
 from RLA.query.selection import RunRow, _name_ip
+from RLA.query.stored import local_time
 
 #: Leading columns, in order; hyper-parameters then ``last(m)``/``min(m)``/``max(m)`` follow.
 BASE_COLUMNS = [
@@ -33,15 +34,6 @@ def metric_column(func: str, metric: str) -> str:
     return f"{func}({metric})"
 
 
-def _local_time(text: Any) -> Any:
-    from RLA.manager.run_info import parse_time
-
-    when = parse_time(text) if isinstance(text, str) else None
-    if when is None:
-        return None
-    return when.astimezone().replace(tzinfo=None) if when.tzinfo else when
-
-
 def _static_item(row: RunRow, log_root: str) -> Dict[str, Any]:
     """The cells of a run's row that only change when its record does (no status, no metrics)."""
     info, layout, record = row.record.info, row.layout, row.record
@@ -49,7 +41,7 @@ def _static_item(row: RunRow, log_root: str) -> Dict[str, Any]:
         "index": row.index,
         "task": layout.task,
         "start_time": row.start_time,
-        "end_time": _local_time(info.get("end_time")),
+        "end_time": local_time(info.get("end_time")),
         "host": info.get("host"),
         "ip": info.get("ip") or _name_ip(layout.name),
         "archived": layout.archived,

@@ -8,7 +8,8 @@ in-memory database, and a write that cannot be made is skipped (the answer came 
 Tables: ``runs`` (one row per readable run on disk: its record, the file signature it was read
 from, whether it is settled and when its files were last checked, and the columns the
 ``where`` compiler reads: ``status``, ``start_time``, ``pjson``/``mjson`` for SQLite's JSON
-functions), ``dirs`` (directory listings with their mtimes, see :mod:`RLA.query.tree`) and
+functions; ``idx`` .. ``param_source``, the cells of a listing, with ``plain`` saying they
+are exactly the record's, see :mod:`RLA.query.csv_stream`), ``dirs`` (directory listings with their mtimes, see :mod:`RLA.query.tree`) and
 ``meta`` (schema version; ``generation``, bumped by every write that changes a run).
 ``unread`` holds the runs on disk without a stored record (damaged, or not read yet): they
 are read from disk on every query, so no failure is ever cached.
@@ -20,8 +21,8 @@ import os
 import sqlite3
 from typing import Iterable, Optional, Sequence, Tuple
 
-#: "4": listings, settled/checked columns and the query columns (older files are rebuilt).
-SCHEMA_VERSION = "4"
+#: "5": the listing columns of ``rla list --format csv`` (older files are rebuilt).
+SCHEMA_VERSION = "5"
 BUSY_TIMEOUT_S = 30.0
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -38,11 +39,24 @@ CREATE TABLE IF NOT EXISTS runs (
     exact INTEGER NOT NULL,
     pjson TEXT,
     mjson TEXT,
-    record TEXT NOT NULL
+    record TEXT NOT NULL,
+    idx TEXT NOT NULL,
+    end_time TEXT,
+    host TEXT,
+    ip TEXT,
+    parent TEXT,
+    time_step,
+    n_rows INTEGER,
+    param_source TEXT,
+    plain INTEGER NOT NULL,
+    tz TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS runs_day ON runs(day);
 CREATE INDEX IF NOT EXISTS runs_task ON runs(task);
-CREATE INDEX IF NOT EXISTS runs_live ON runs(settled, checked_at);
+-- rla list --format csv reads its columns, newest first, from this index alone (no record).
+CREATE INDEX IF NOT EXISTS runs_list ON runs(archived, start_time DESC, idx, key, task, status, end_time, host,
+    ip, parent, time_step, n_rows, param_source, exact, plain, tz, pjson, mjson);
+CREATE INDEX IF NOT EXISTS runs_live ON runs(settled, checked_at, key, sig, status, archived, task);
 CREATE TABLE IF NOT EXISTS unread (
     key TEXT PRIMARY KEY,
     day TEXT NOT NULL,
@@ -73,6 +87,16 @@ RUN_COLUMNS = (
     "pjson",
     "mjson",
     "record",
+    "idx",
+    "end_time",
+    "host",
+    "ip",
+    "parent",
+    "time_step",
+    "n_rows",
+    "param_source",
+    "plain",
+    "tz",
 )
 INSERT_RUN = f"INSERT OR REPLACE INTO runs VALUES ({', '.join('?' * len(RUN_COLUMNS))})"
 

@@ -10,6 +10,7 @@ row that is not exact is always handed to the Python evaluator.
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import math
 from typing import Any, Dict, Optional, Tuple
@@ -65,6 +66,51 @@ def unread_row(layout: RunLayout) -> Tuple[str, str, str, int]:
     return key, key.rsplit("/", 1)[0], layout.task, int(layout.archived)
 
 
+def local_time(text: Any) -> Optional[_dt.datetime]:
+    """A ``run.json`` time as naive local time (None when absent or not a time)."""
+    from RLA.manager.run_info import parse_time
+
+    when = parse_time(text) if isinstance(text, str) else None
+    if when is None:
+        return None
+    return when.astimezone().replace(tzinfo=None) if when.tzinfo else when
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def listing_cells(layout: RunLayout, record: RunRecord) -> Tuple:
+    """``(idx, end_time, host, ip, parent, time_step, n_rows, param_source, plain, tz)`` of a row.
+
+    ``plain`` is 1 when these cells, the status and start time columns and the JSON columns
+    hold exactly what :func:`RLA.query.frame.rows_to_frame` would show for the run (texts are
+    texts, numbers numbers), so :mod:`RLA.query.csv_stream` may write its listing from them.
+    """
+    from RLA.query.csv_stream import tz_signature
+    from RLA.query.selection import _name_ip
+
+    info = record.info
+    end = local_time(info.get("end_time"))
+    cells = [info.get("host"), info.get("ip") or _name_ip(layout.name), info.get("parent")]
+    texts = all(value is None or isinstance(value, str) for value in cells)
+    metrics = all(
+        isinstance(triple, list) and len(triple) == 3 and all(v is None or _number(v) for v in triple)
+        for triple in record.metrics.values()
+    )
+    plain = texts and metrics and _number(record.time_step) and type(record.n_rows) is int
+    return (
+        layout.index,
+        end.strftime(TIME_FORMAT) if end else None,
+        *(cells if texts else (None, None, None)),
+        record.time_step if _number(record.time_step) else None,
+        record.n_rows if type(record.n_rows) is int else None,
+        record.param_source if isinstance(record.param_source, str) else None,
+        int(plain and isinstance(record.param_source, str)),
+        tz_signature(),  # the times above are local: another time zone does not trust them
+    )
+
+
 def encode(layout: RunLayout, record: RunRecord, sig: str, settled: bool, checked_at: float) -> Tuple:
     """The ``runs`` row of a readable run (a record without problems)."""
     key = run_key(layout)
@@ -88,6 +134,7 @@ def encode(layout: RunLayout, record: RunRecord, sig: str, settled: bool, checke
         pjson,
         mjson,
         json.dumps(record.__dict__),
+        *listing_cells(layout, record),
     )
 
 

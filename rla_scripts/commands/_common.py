@@ -164,8 +164,9 @@ def has_selector(args: argparse.Namespace) -> bool:
 
 
 def bar(items: Sequence[T], total: int, desc: str) -> Iterable[T]:
-    """A tqdm progress bar on stderr for long operations (plain iteration otherwise)."""
-    if total < BAR_THRESHOLD:
+    """A tqdm progress bar on stderr for long operations, on a terminal only (plain
+    iteration otherwise: a log file or a pipe gets no bar lines)."""
+    if total < BAR_THRESHOLD or not sys.stderr.isatty():
         return items
     from tqdm import tqdm
 
@@ -220,24 +221,35 @@ def report_fragments(rows: Iterable[Any], data_root: Path) -> None:
     """A warning per selected run without ``log/`` or ``code/`` (a fragment, see
     :data:`RLA.layout.CORE_TYPES`), and one for pending journals of interrupted operations
     (``rla fsck`` tells more). One ``stat`` per run (two without ``run.json``)."""
-    from RLA.layout import CORE_TYPES, LOG
+    check_fragments(
+        ((row.layout.archived, row.layout.relative, bool(row.record.info), row.index) for row in rows),
+        data_root,
+    )
+
+
+def check_fragments(runs: Iterable[Tuple[bool, str, bool, str]], data_root: Path) -> None:
+    """:func:`report_fragments` for ``(archived, relative path, has run.json, index)`` items."""
+    from RLA.layout import CORE_TYPES, LOG, type_root
     from RLA.ops.journal import pending_journals
+    from RLA.query.tree import layout_of
     from RLA.terminal import escape
 
     roots: Dict[Tuple[bool, str], str] = {}  # type roots as text: pathlib per run costs more than the stat
-    for row in rows:
-        layout = row.layout
+    for archived, relative, has_info, index in runs:
         missing = []
         for data_type in CORE_TYPES:
-            if data_type == LOG and row.record.info:
+            if data_type == LOG and has_info:
                 continue
-            root = roots.setdefault((layout.archived, data_type), os.fspath(layout.type_root(data_type)))
-            if not os.path.isdir(os.path.join(root, layout.relative)):
+            root = roots.get((archived, data_type))
+            if root is None:
+                root = roots[archived, data_type] = os.path.join(type_root(data_root, data_type, archived), "")
+            if not os.path.isdir(root + relative):
                 missing.append(data_type)
         if missing:
-            kinds = ", ".join(sorted(row.layout.existing_paths()))
+            layout = layout_of(Path(data_root), ("arc:" if archived else "") + relative)
+            kinds = ", ".join(sorted(layout.existing_paths()))
             print(
-                f"warning: run {escape(row.index)} is a fragment: only {kinds} (no {'/, '.join(missing)}/); "
+                f"warning: run {escape(index)} is a fragment: only {kinds} (no {'/, '.join(missing)}/); "
                 "`rla fsck` lists fragments",
                 file=sys.stderr,
             )

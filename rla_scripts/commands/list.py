@@ -73,12 +73,14 @@ def escape_frame(frame: Any) -> Any:
 def run(args: argparse.Namespace) -> int:
     from RLA.query import rows_to_frame
     from RLA.query.table import count_text
-    from rla_scripts.commands import _list_groups, _listing
+    from rla_scripts.commands import _list_csv, _list_groups, _listing
 
     _list_groups.check_options(args)
     # --group-by reads the curves' final values; a plain listing needs only the index
     data_root = resolve_data_root(args.data_root, new_ok=True, files=bool(args.group_by))
     archived = None if args.all else args.archived
+    if _list_csv.wanted(args) and _list_csv.stream(args, data_root, archived):
+        return 0  # written from the index's columns: the same bytes as the frame below
     selection = _listing.select_or_nothing(args, data_root, archived)
     if selection is None:
         _listing.note_new_root(data_root)

@@ -1,0 +1,183 @@
+"""Writing the listing planned by :mod:`RLA.query.csv_stream`: a batch of rows at a time.
+
+Each batch is transposed, each column formatted by one list comprehension for its kind, and
+the lines joined directly unless a cell needs the csv module's quoting.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from typing import IO, Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+
+from RLA.query.csv_stream import BATCH, MISSING, ORDER, TIMES, Plan, cell, json_path, json_value
+from RLA.query.expr import METRIC_FUNCS
+from RLA.query.frame import metric_column
+
+Column = Callable[[List[tuple]], Sequence[str]]
+
+
+def _column(kind: str, values: Sequence[Any], json_text: bool) -> Sequence[str]:
+    """The cells of one column of a batch (``values``: SQL values, or JSON texts)."""
+    if kind == "int" and json_text:
+        return values  # every row has it, written by json.dumps: the text is str(int)
+    if kind == "int":
+        return [str(v) for v in values]
+    if kind == "float":
+        return ["" if v is None or v == "null" else repr(float(v)) for v in values]
+    if json_text:
+        return [
+            t[1:-1] if t is not None and t[0] == '"' and "\\" not in t else cell(kind, json_value(t))
+            for t in values
+        ]
+    return ["" if v is None else v if type(v) is str else cell(kind, v) for v in values]
+
+
+def _columns(plan: Plan, data_root: Any) -> List[Column]:
+    """One ``batch columns -> cells`` function per written column (positions of :func:`_select`)."""
+    from RLA.layout import LOG, type_root
+
+    roots = {flag: os.fspath(type_root(data_root, LOG, flag)) + "/" for flag in (False, True)}
+    at = {"index": 1, "task": 2, "status": 3, "host": 6, "ip": 7, "parent": 9, "time_step": 10}
+    at.update({"n_rows": 11, "param_source": 12})
+    first = 13 + len(plan.overrides)
+    position = {name: first + i for i, name in enumerate(plan.params)}
+    for i, (metric, j) in enumerate(plan.metrics):
+        position[metric_column(METRIC_FUNCS[j], metric)] = first + len(plan.params) + i
+    out: List[Column] = []
+    for name in plan.columns:
+        kind = plan.kinds.get(name, "obj")
+        if name in TIMES:
+            out.append(_times((10, 19, 23, 26)[plan.time_widths[name]], TIMES.index(name) + 4))
+        elif name in position:
+            out.append(_json_column(kind, position[name]))
+        elif name in plan.overrides:
+            out.append(_override_column(kind, 13 + plan.overrides.index(name), _base_column(name, at, roots)))
+        else:
+            out.append(_stored_column(kind, _base_column(name, at, roots)))
+    return out
+
+
+def _times(width: int, at: int) -> Column:
+    def cells(cols: List[tuple]) -> Sequence[str]:
+        return ["" if t is None else t[:width] for t in cols[at]]
+
+    return cells
+
+
+def _json_column(kind: str, at: int) -> Column:
+    def cells(cols: List[tuple]) -> Sequence[str]:
+        return _column(kind, cols[at], True)
+
+    return cells
+
+
+def _override_column(kind: str, at: int, own: Callable[[List[tuple]], List[Any]]) -> Column:
+    def cells(cols: List[tuple]) -> Sequence[str]:
+        return _overridden(kind, cols[at], own(cols))
+
+    return cells
+
+
+def _stored_column(kind: str, own: Callable[[List[tuple]], List[Any]]) -> Column:
+    def cells(cols: List[tuple]) -> Sequence[str]:
+        return _column(kind, own(cols), False)
+
+    return cells
+
+
+def _base_column(name: str, at: Dict[str, int], roots: Dict[bool, str]) -> Callable[[List[tuple]], List[Any]]:
+    """A base column's values in a batch."""
+    if name == "archived":
+        return lambda cols: ["True" if v else "False" for v in cols[8]]
+    if name == "name":
+        return lambda cols: [key.rpartition("/")[2] for key in cols[0]]
+    if name == "log_dir":
+        return lambda cols: [
+            roots[True] + key[4:] if flag else roots[False] + key for key, flag in zip(cols[0], cols[8])
+        ]
+    position = at[name]
+    return lambda cols: list(cols[position])
+
+
+def _overridden(kind: str, texts: Sequence[Optional[str]], own: List[Any]) -> List[str]:
+    """A base column some runs have a hyper-parameter for: the hyper-parameter wins."""
+    return [cell(kind, v if t is None else json_value(t)) for t, v in zip(texts, own)]
+
+
+def _select(plan: Plan) -> Tuple[str, Tuple[Any, ...]]:
+    """The row query: the stored columns, then hyper-parameters and metric summaries as JSON."""
+    cells = ["pjson -> ?"] * (len(plan.overrides) + len(plan.params)) + ["mjson -> ?"] * len(plan.metrics)
+    paths = [json_path(name) for name in plan.overrides + plan.params]
+    paths += [f"{json_path(metric)}[{i}]" for metric, i in plan.metrics]
+    sql = (
+        "SELECT key, idx, task, status, start_time, end_time, host, ip, archived, parent, time_step, "
+        f"n_rows, param_source{''.join(', ' + c for c in cells)} FROM runs WHERE {plan.where} "
+        f"ORDER BY {ORDER} LIMIT ?"
+    )
+    return sql, tuple(paths) + plan.args + (-1 if plan.limit is None else plan.limit,)
+
+
+def write(plan: Plan, catalog: Any, out: IO[str]) -> int:
+    """Write the listing as CSV to ``out`` (pandas' dialect); returns the rows written."""
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(plan.columns)
+    columns = _columns(plan, catalog.data_root)
+    times = {name: (10, 19, 23, 26)[plan.time_widths[name]] for name in TIMES if name in plan.columns}
+    cursor = catalog.conn.execute(*_select(plan))
+    written = 0
+    while True:
+        rows = cursor.fetchmany(BATCH)
+        if not rows:
+            return written
+        blank = [i for i, row in enumerate(rows) if row[0] in plan.special]
+        # The stored cells of those rows may hold anything (NaN as text...): blank them.
+        batch = [_blank(row) if row[0] in plan.special else row for row in rows] if blank else rows
+        cols = list(zip(*batch))
+        lines = list(zip(*(column(cols) for column in columns)))
+        for i in blank:
+            item = plan.special[rows[i][0]]  # built by the reference code; times as stored (the same)
+            lines[i] = tuple(
+                _cut(rows[i][TIMES.index(name) + 4], times[name])
+                if name in times
+                else cell(plan.kinds[name], item.get(name, MISSING))
+                for name in plan.columns
+            )
+        _write_lines(out, writer, lines, len(plan.columns))
+        written += len(rows)
+
+
+def _write_lines(out: IO[str], writer: Any, lines: List[tuple], width: int) -> None:
+    """Write ``lines`` as the csv module would: a line none of whose cells needs quoting
+    (no comma inside a cell, no quote, no line break; not a lone empty cell) is joined
+    directly, the others go through the csv writer."""
+    text = [",".join(line) for line in lines]
+    if width > 1 and all(
+        t.count(",") == width - 1 and '"' not in t and "\n" not in t and "\r" not in t for t in text
+    ):
+        out.write("\n".join(text) + "\n")
+        return
+    for line, joined in zip(lines, text):
+        if width > 1 and joined.count(",") == width - 1 and not any(c in joined for c in '"\n\r'):
+            out.write(joined + "\n")
+        else:
+            writer.writerow(line)
+
+
+def _blank(row: tuple) -> tuple:
+    """A row of ``None`` but its key and archived flag (its cells come from elsewhere)."""
+    return (row[0],) + (None,) * 7 + (row[8],) + (None,) * (len(row) - 9)
+
+
+def _cut(text: Optional[str], width: int) -> str:
+    return "" if text is None else text[:width]
+
+
+def rows_in_order(
+    catalog: Any, task: Optional[str], archived: Optional[bool]
+) -> Iterator[Tuple[str, str, bool]]:
+    """``(key, index, has run.json)`` of the stored runs of the scope, in key order."""
+    scope, args = catalog.scope_sql(task, [False, True] if archived is None else [archived])
+    yield from catalog.conn.execute(
+        f"SELECT key, idx, status != 'unknown' FROM runs WHERE {scope} ORDER BY key", args
+    )
