@@ -313,8 +313,9 @@ def read_record(run: RunLayout, sig: Optional[str] = None, full_info: bool = Tru
     record = RunRecord(
         relative=run.relative, archived=run.archived, signature=sig if sig is not None else signature(run)
     )
+    log_dir = run.log_dir  # pathlib per access costs as much as reading a small file
     try:
-        read_info(run.log_dir / RUN_INFO_FILE, record)
+        read_info(log_dir / RUN_INFO_FILE, record)
         _load_params(run, record)
         if len(record.params) > MAX_PARAMS:
             record.problems.append(
@@ -323,7 +324,7 @@ def read_record(run: RunLayout, sig: Optional[str] = None, full_info: bool = Tru
             record.params = {}
         if not full_info and record.info:
             record.info = {k: record.info[k] for k in INFO_KEYS if k in record.info}
-        summarize_progress(run.log_dir / PROGRESS_CSV, record)
+        summarize_progress(log_dir / PROGRESS_CSV, record)
     except Exception as exc:  # noqa: BLE001 - data from outside must never stop the listing
         # The readers above turn every expected failure into a problem; this is the last
         # guard of "one bad run never breaks the database": report whatever else escaped.

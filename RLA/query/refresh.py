@@ -25,10 +25,11 @@ from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Sequ
 
 from RLA.layout import RunLayout
 from RLA.query.index_file import INSERT_RUN
+from RLA.query.live import check_live
 from RLA.query.records import RunRecord, read_record, signature_and_mtime
-from RLA.query.stored import decode, encode, unread_row
-from RLA.query.tree import Listing, gone_dirs, layout_of, walk
-from RLA.query.warm import SETTLE_S, is_settled
+from RLA.query.stored import encode, unread_row
+from RLA.query.tree import Listing, gone_dirs, layout_of, run_key, walk
+from RLA.query.warm import is_settled
 
 if TYPE_CHECKING:
     from RLA.query.catalog import Catalog
@@ -133,17 +134,28 @@ def refresh(
     added = sorted(wanted - known)
     removed = sorted(known - wanted)
     layouts = [layout_of(catalog.data_root, key) for key in added]
-    fresh = read_runs(layouts, catalog.workers, progress)
     now = time.time()
-    if (found.relisted or gone or added or removed) and not _write_structure(
-        catalog, stored, found.listings, found.relisted, gone, days, removed, list(zip(layouts, fresh)), now
+    if len(layouts) >= PROCESS_THRESHOLD and (os.cpu_count() or 1) > 1:
+        # A first build (or a big copy): read in worker processes, stored chunk by chunk
+        # (bounded memory); the listings below are written once the runs are in.
+        streamed = _bulk_write(catalog, layouts, progress, now)
+        read: List[Tuple[RunLayout, Read]] = []
+    else:
+        streamed = {}
+        read = list(zip(layouts, read_runs(layouts, catalog.workers, progress)))
+    if streamed is None or (
+        (found.relisted or gone or added or removed)
+        and not _write_structure(
+            catalog, stored, found.listings, found.relisted, gone, days, removed, read, now, bool(added)
+        )
     ):
         # The file stayed locked past the busy timeout: answer from a private in-memory
         # index built from the tree (correct, only slower), never from rows known stale.
         catalog.file.fall_back_to_memory()
         return refresh(catalog, task, flags, verify, progress)
-    damaged = {key: rec for key, (_, _, rec) in zip(added, fresh) if rec.problems}
-    live = _check_live(catalog, task, flags, verify, set(added), progress, now)
+    damaged = {run_key(layout): rec for layout, (_, _, rec) in read if rec.problems}
+    damaged.update(streamed)
+    live = check_live(catalog, task, flags, verify, set(added), progress, now)
     if live is None:
         catalog.file.fall_back_to_memory()
         return refresh(catalog, task, flags, verify, progress)
@@ -161,6 +173,7 @@ def _write_structure(
     removed: List[str],
     added: List[Tuple[RunLayout, Read]],
     now: float,
+    new_runs: bool,
 ) -> bool:
     file = catalog.file
     if not file.begin():
@@ -206,91 +219,21 @@ def _write_structure(
             "INSERT OR REPLACE INTO unread VALUES (?, ?, ?, ?)",
             [unread_row(layout) for layout, read in added if read[2].problems],
         )
-        return file.commit(bool(removed or added))
+        return file.commit(bool(removed or new_runs))
     except BaseException:
         file.rollback()
         raise
 
 
-def _check_live(
-    catalog: "Catalog",
-    task: Optional[str],
-    flags: List[bool],
-    verify: bool,
-    skip: Set[str],
-    progress: Optional[ProgressFn],
-    now: float,
+def _bulk_write(
+    catalog: "Catalog", layouts: List[RunLayout], progress: Optional[ProgressFn], now: float
 ) -> Optional[Dict[str, RunRecord]]:
-    """Stat the runs that may have changed; read again those whose files did.
+    """:func:`RLA.query.bulk.write_runs` with the progress bar; None when the file is locked."""
+    from RLA.query.bulk import write_runs
 
-    Returns:
-        the damaged runs' records, or None when the changes could not be written.
-    """
-    scope, args = catalog.scope_sql(task, flags)
-    # Only a running run's record is needed to tell whether it settled (its process may be gone).
-    select = "SELECT key, sig, settled, status, CASE WHEN settled = 0 AND status = 'running' THEN record END FROM runs"
-    if verify:
-        rows = catalog.conn.execute(f"{select} WHERE {scope}", args).fetchall()
-    else:  # two index lookups (runs_live): the live runs, and the settled ones due for a check
-        rows = catalog.conn.execute(f"{select} WHERE settled = 0 AND {scope}", args).fetchall()
-        rows += catalog.conn.execute(
-            f"{select} WHERE settled = 1 AND checked_at < ? AND {scope}", (now - catalog.recheck_s,) + args
-        ).fetchall()
-    rows += [
-        (key, None, 0, None, None)
-        for (key,) in catalog.conn.execute(f"SELECT key FROM unread WHERE {scope}", args)
-    ]
-    now_ns = time.time_ns()
-    reread: List[RunLayout] = []
-    updates: List[Tuple[int, float, str]] = []
-    for key, sig, settled, status, text in rows:
-        if key in skip:
-            continue
-        layout = layout_of(catalog.data_root, key)
-        current, newest = signature_and_mtime(layout, catalog.log_roots[layout.archived])
-        record = decode(text) if text is not None else None
-        if sig is None or current != sig or (not settled and status == "running" and record is None):
-            reread.append(layout)
-            continue
-        quiet = newest != 0 and now_ns - newest >= SETTLE_S * 1e9
-        now_settled = (
-            bool(settled)
-            or (record is not None and is_settled(record, newest, now_ns))
-            or (status in _QUIET_SETTLES and quiet)
-        )  # ended (or no run.json) and quiet: see is_settled
-        if now_settled != bool(settled) or settled:
-            updates.append((int(now_settled), now, key))
-    fresh = read_runs(reread, catalog.workers, progress)
-    if (reread or updates) and not _write_live(catalog, reread, fresh, updates, now):
-        return None
-    from RLA.query.tree import run_key
-
-    return {run_key(layout): rec for layout, (_, _, rec) in zip(reread, fresh) if rec.problems}
-
-
-def _write_live(
-    catalog: "Catalog",
-    reread: List[RunLayout],
-    fresh: List[Read],
-    updates: List[Tuple[int, float, str]],
-    now: float,
-) -> bool:
-    file = catalog.file
-    if not file.begin():
-        return False
+    bar = progress(iter(()), len(layouts)) if progress is not None else None
     try:
-        conn = file.conn
-        conn.executemany("UPDATE runs SET settled = ?, checked_at = ? WHERE key = ?", updates)
-        now_ns = time.time_ns()
-        for layout, (sig, newest, rec) in zip(reread, fresh):
-            key = unread_row(layout)
-            if rec.problems:  # never cached: it stays (or becomes) unread
-                conn.execute("DELETE FROM runs WHERE key = ?", (key[0],))
-                conn.execute("INSERT OR REPLACE INTO unread VALUES (?, ?, ?, ?)", key)
-            else:
-                conn.execute("DELETE FROM unread WHERE key = ?", (key[0],))
-                conn.execute(INSERT_RUN, encode(layout, rec, sig, is_settled(rec, newest, now_ns), now))
-        return file.commit(bool(reread))
-    except BaseException:
-        file.rollback()
-        raise
+        return write_runs(catalog, layouts, bar, now)
+    finally:
+        if bar is not None and hasattr(bar, "close"):
+            bar.close()
