@@ -169,3 +169,23 @@ def test_random_columns_list_the_same_bytes_streamed(tmp_path: Path, monkeypatch
             )
         taken += _same(root, monkeypatch)
     assert taken >= 6, taken
+
+
+def test_runs_tied_on_start_time_are_ordered_by_index_as_the_frame_does(tmp_path: Path, monkeypatch) -> None:
+    root = tmp_path / "data"
+    when = dt.datetime(2026, 5, 1, 12, 0, 0)
+    make_run(root, task="b", params={"a": 1}, when=when)
+    make_run(root, task="z", params={"a": 2}, when=when, archived=True)  # key arc:z/... sorts before b/...
+    assert _same(root, monkeypatch, "--all")
+
+
+def test_a_new_run_that_changes_a_columns_kind_is_written_in_the_new_kind(
+    tmp_path: Path, monkeypatch
+) -> None:
+    root = tmp_path / "data"
+    make_run(root, task="t", params={"x": 1})
+    assert _same(root, monkeypatch)
+    make_run(root, task="t", params={"x": 0.5})  # the column becomes float: 1 is now written 1.0
+    assert _same(root, monkeypatch)
+    code, out, _, taken = _run(["list", "--format", "csv", "--data-root", str(root)], True, monkeypatch)
+    assert taken and ",1.0," in out or out.rstrip().endswith("1.0"), out
