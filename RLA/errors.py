@@ -102,6 +102,8 @@ class QueryError(RLAError):
     exit_code = 2
     #: 0-based offset in the (stripped) query text of the problem, when one is known.
     position: int | None = None
+    #: True when ``found`` is the escaped query with a caret line under it (its line breaks are RLA's).
+    found_is_caret: bool = False
 
 
 class SyncError(RLAError):

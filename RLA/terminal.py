@@ -50,3 +50,29 @@ def escape(value: Any) -> str:
 def escape_lines(text: str) -> str:
     """Escape each line of a multi-line text, keeping its line breaks (for rendered views)."""
     return "\n".join(escape(line) for line in text.split("\n"))
+
+
+def caret_block(text: str, offset: int) -> str:
+    """``text`` (escaped) on its own line, then ``^`` under the character at the 0-based ``offset``.
+
+    The column is counted on the escaped text, so the caret stays under the right character
+    when the text holds control characters.
+    """
+    offset = max(0, min(offset, len(text)))
+    return f"\n    {escape(text)}\n    {' ' * len(escape(text[:offset]))}^"
+
+
+def render_error(error: BaseException) -> str:
+    """An error's message safe for a terminal: every value escaped, its own caret lines kept.
+
+    An :class:`~RLA.errors.RLAError` whose ``found`` was built by :func:`caret_block` (it sets
+    ``found_is_caret``) keeps that block's two line breaks; everything else, including line
+    breaks inside names and values from outside, is escaped as by :func:`escape`.
+    """
+    from RLA.errors import RLAError, describe
+
+    if not (isinstance(error, RLAError) and getattr(error, "found_is_caret", False)):
+        return escape(error)
+    parts = (error.expected, error.fix)
+    expected, fix = (None if part is None else escape(part) for part in parts)
+    return describe(escape(error.problem), expected, error.found, fix)

@@ -52,9 +52,9 @@ def main(argv: Optional[List[str]] = None, parser: Optional[argparse.ArgumentPar
         status = args.func(args)
         sys.stdout.flush()  # a closed pipe shows here, inside the handler below
     except RLAError as exc:
-        from RLA.terminal import escape  # the message may quote a run name or value from outside
+        from RLA.terminal import render_error  # the message may quote a run name or value from outside
 
-        print(f"rla {args.command}: error: {escape(exc)}", file=sys.stderr)
+        print(f"rla {args.command}: error: {render_error(exc)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print(f"rla {args.command}: interrupted", file=sys.stderr)

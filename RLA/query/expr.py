@@ -34,6 +34,7 @@ from typing import Any, Callable, Dict, FrozenSet, Optional, Set, Tuple
 from RLA.errors import QueryError
 from RLA.query import operators
 from RLA.query.regex import UnsafePatternError, compile_pattern
+from RLA.terminal import caret_block
 
 #: Aggregate functions over a metric column.
 METRIC_FUNCS = ("last", "min", "max")
@@ -86,9 +87,8 @@ class RowView:
 
 
 def caret(text: str, offset: int) -> str:
-    """``text`` followed by a line with ``^`` under the 0-based ``offset``."""
-    offset = max(0, min(offset, len(text)))
-    return f"\n    {text}\n    {' ' * offset}^"
+    """``text`` (escaped for a terminal) followed by a line with ``^`` under the 0-based ``offset``."""
+    return caret_block(text, offset)
 
 
 def _error(text: str, offset: int, problem: str, expected: str, fix: str) -> QueryError:
@@ -96,6 +96,8 @@ def _error(text: str, offset: int, problem: str, expected: str, fix: str) -> Que
         f"{problem} at column {offset + 1}", expected=expected, found=caret(text, offset), fix=fix
     )
     error.position = offset  # 0-based, into the stripped text: where a UI puts its caret
+    # The found block's line breaks are ours: the command line keeps them (terminal.render_error).
+    error.found_is_caret = True
     return error
 
 
