@@ -10,6 +10,7 @@ largest root the first query after 100 new runs were written. MLflow (sqlite sto
 
     python -m bench.query_scale /tmp/rla_q1k:1000 /tmp/rla_q10k:10000 /tmp/rla_q100k:100000
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,14 +29,33 @@ from bench.query_corpus import MATCHES, SELECTIVE, write_corpus
 RESULTS = Path(__file__).resolve().parent / "results" / "query_scale.json"
 
 
+#: CPU seconds (user + system) of the last :func:`cli` call: on a shared machine the wall time
+#: mostly measures the other processes, the CPU time what RLA did.
+LAST_CPU = [0.0]
+
+
 def cli(root: Path, *extra: str) -> Tuple[float, float, int]:
     """``(seconds, peak MB, output lines)`` of one ``rla list`` in a fresh process."""
-    cmd = ["/usr/bin/time", "-f", "%M", sys.executable, "-m", "rla_scripts.cli", "list", "--data-root",
-           os.fspath(root), "--format", "csv", *extra]
+    cmd = [
+        "/usr/bin/time",
+        "-f",
+        "%U %S %M",
+        sys.executable,
+        "-m",
+        "rla_scripts.cli",
+        "list",
+        "--data-root",
+        os.fspath(root),
+        "--format",
+        "csv",
+        *extra,
+    ]
     start = time.perf_counter()
     out = subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=3600)
     seconds = time.perf_counter() - start
-    peak_kb = int(out.stderr.strip().splitlines()[-1])
+    user, system, peak = out.stderr.strip().splitlines()[-1].split()
+    LAST_CPU[0] = float(user) + float(system)
+    peak_kb = int(peak)
     return seconds, peak_kb / 1024, max(0, len(out.stdout.splitlines()) - 1)
 
 
@@ -52,11 +72,19 @@ def measure_root(root: Path, size: int, reps: int, cold: bool) -> Dict[str, Any]
     if cold:
         drop_index(root)
         out["cold_s"], out["cold_mb"], _ = cli(root, "--where", SELECTIVE)
-    steady = [cli(root, "--where", SELECTIVE) for _ in range(reps)]
+        out["cold_cpu_s"] = LAST_CPU[0]  # the parent's; the worker processes' CPU is not in it
+    steady, cpu = [], []
+    for _ in range(reps):
+        steady.append(cli(root, "--where", SELECTIVE))
+        cpu.append(LAST_CPU[0])
     assert all(n == MATCHES for _, _, n in steady), steady
     out["steady_s"] = statistics.median(s for s, _, _ in steady)
+    out["steady_range_s"] = [min(s for s, _, _ in steady), max(s for s, _, _ in steady)]
+    out["steady_cpu_s"] = statistics.median(cpu)
     out["steady_mb"] = max(m for _, m, _ in steady)
     out["list_all_s"], out["list_all_mb"], out["list_all_rows"] = cli(root)
+    out["list_all_cpu_s"] = LAST_CPU[0]
+    out["load_avg"] = os.getloadavg()[0]
     return out
 
 
@@ -66,8 +94,14 @@ def after_new_runs(root: Path, size: int) -> float:
 
     base = _dt.datetime(2026, 11, 20)
     for i in range(100):
-        make_run(root, task="sweep", params={"env": "New", "algo": "sac", "lr": 1e-3, "seed": size + i},
-                 curves={"return": [0.0, 1.0]}, when=base + _dt.timedelta(seconds=i), host="bench")
+        make_run(
+            root,
+            task="sweep",
+            params={"env": "New", "algo": "sac", "lr": 1e-3, "seed": size + i},
+            curves={"return": [0.0, 1.0]},
+            when=base + _dt.timedelta(seconds=i),
+            host="bench",
+        )
     seconds, _, n = cli(root, "--where", SELECTIVE)
     assert n == MATCHES
     return seconds
@@ -80,6 +114,7 @@ def mlflow_10k(tmp: Path, size: int) -> Dict[str, Any]:
     except ImportError:
         return {"skipped": "mlflow is not installed"}
     from bench.query_mlflow import measure
+
     return measure(tmp, size)
 
 
@@ -88,6 +123,10 @@ def main(argv: List[str] | None = None) -> int:
     parser.add_argument("roots", nargs="+", help="ROOT:RUNS (written when missing)")
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--no-cold", action="store_true", help="keep the index (skip the cold build)")
+    parser.add_argument(
+        "--no-new", action="store_true", help="do not write 100 new runs into the largest root"
+    )
+    parser.add_argument("--out", type=Path, default=RESULTS, help="where the JSON results go")
     parser.add_argument("--mlflow", type=Path, help="folder for MLflow's store at 10,000 runs")
     args = parser.parse_args(argv)
     rows = []
@@ -99,11 +138,19 @@ def main(argv: List[str] | None = None) -> int:
         rows.append(measure_root(root, size, args.reps, not args.no_cold))
         print(json.dumps(rows[-1]), flush=True)
     largest = max(zip(rows, args.roots), key=lambda pair: pair[0]["runs"])
-    largest[0]["after_100_new_s"] = after_new_runs(Path(largest[1].rpartition(":")[0]), largest[0]["runs"])
-    result = {"date": time.strftime("%Y-%m-%d"), "machine": machine(), "query": SELECTIVE, "sizes": rows,
-              "mlflow": mlflow_10k(args.mlflow, 10_000) if args.mlflow else {"skipped": "not asked"}}
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=1))
+    if not args.no_new:
+        largest[0]["after_100_new_s"] = after_new_runs(
+            Path(largest[1].rpartition(":")[0]), largest[0]["runs"]
+        )
+    result = {
+        "date": time.strftime("%Y-%m-%d"),
+        "machine": machine(),
+        "query": SELECTIVE,
+        "sizes": rows,
+        "mlflow": mlflow_10k(args.mlflow, 10_000) if args.mlflow else {"skipped": "not asked"},
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=1))
     print(json.dumps(result, indent=1))
     return 0
 
@@ -111,8 +158,12 @@ def main(argv: List[str] | None = None) -> int:
 def machine() -> Dict[str, Any]:
     import platform
 
-    return {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
-            "python": platform.python_version(), "load_avg_start": os.getloadavg()[0]}
+    return {
+        "cpu": platform.processor() or platform.machine(),
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "load_avg_start": os.getloadavg()[0],
+    }
 
 
 if __name__ == "__main__":
