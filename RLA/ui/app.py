@@ -59,7 +59,7 @@ def create_app(
     read_only: bool = False,
     host: str = "127.0.0.1",
     token: Optional[str] = None,
-    refresh: Optional[Dict[str, float]] = None,
+    refresh: Optional[Dict[str, Any]] = None,
 ) -> Any:
     """Build the dashboard app for ``data_root`` (wrapped in :class:`RLA.ui.security.Guard`).
 
@@ -68,7 +68,7 @@ def create_app(
         read_only: refuse every action (archive, delete, restore, tags, notes).
         host: the address the server listens on (decides the loopback rules).
         token: required on every request off loopback.
-        refresh: options of the background index refresh (``period_s``, ``stale_s``,
+        refresh: options of the background index refresh (``period_s``, ``stale_s``, ``worker``,
             ``idle_s``; see :mod:`RLA.ui.fresh`).
     """
     from starlette.applications import Starlette

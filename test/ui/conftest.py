@@ -35,7 +35,10 @@ def client(demo: Dict[str, Any]) -> Iterator[Any]:
 
     from RLA.ui.app import create_app
 
-    with TestClient(create_app(demo["root"]), base_url="http://127.0.0.1:8765") as test_client:
+    # the index refresh stays in this process (no child to start per test); the real server of
+    # the browser tests and test_warm_table.py run it in its child process
+    app = create_app(demo["root"], refresh={"worker": False})
+    with TestClient(app, base_url="http://127.0.0.1:8765") as test_client:
         yield test_client
 
 
