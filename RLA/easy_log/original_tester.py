@@ -52,6 +52,15 @@ class Tester(ExperimentManager):
         )
     )
 
+    @classmethod
+    def load_tester(
+        cls, record_date: str, task_table_name: str, log_root: str, trust_pickles: bool = False
+    ) -> Any:
+        """polixir's name: a past run's state (``hyper_param``, ``custom_data``...), read without unpickling."""
+        from RLA.loader.past_run import PastRun
+
+        return PastRun.find(log_root, task_table_name, record_date, trust_pickles=trust_pickles)
+
     # ----------------------------------------------------------------- names
     @classmethod
     def log_file_finder(

@@ -1,6 +1,6 @@
 """The process's default experiment manager, read by the core without importing a face.
 
-The original's face (``RLA.easy_log.tester``) creates the global ``exp_manager`` and registers
+The face of the original API (its ``tester`` module) creates the global ``exp_manager`` and registers
 it here; core code that needs "the run this process is writing" (e.g. ``ExperimentLoader``
 without an explicit manager) asks :func:`default_manager`. Data flows from the face to the
 core, so the core never imports the face.

@@ -656,15 +656,6 @@ class ExperimentManager:
         """polixir's ``<data_root>/hyperparameter/<run>/`` (created on first use)."""
         return original_names.extra_dir(self.layout, "hyperparameter")
 
-    @classmethod
-    def load_tester(
-        cls, record_date: str, task_table_name: str, log_root: str, trust_pickles: bool = False
-    ) -> Any:
-        """A past run's state (``hyper_param``, ``custom_data``...), read without unpickling."""
-        from RLA.loader.past_run import PastRun
-
-        return PastRun.find(log_root, task_table_name, record_date, trust_pickles=trust_pickles)
-
     def update_log_files_location(self, root: Union[str, Path]) -> None:
         """Point the current run at its copy under another data root (a moved database)."""
         self.data_root = original_names.relocate(self._runner.run, Path(root))
