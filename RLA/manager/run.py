@@ -208,9 +208,9 @@ class RunFactory:
 
     def _reopened(self, layout: RunLayout) -> None:
         if self._on_reopened is None:
-            from RLA.query.catalog import mark_changed
+            from RLA.manager.plugins import tell_run_changed
 
-            mark_changed(self.data_root, [layout])  # the index may hold it as settled and ended
+            tell_run_changed(self.data_root, [layout])  # the index may hold it as settled and ended
         else:
             self._on_reopened(self.data_root, [layout])
 

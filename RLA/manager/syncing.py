@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import Any, Callable, Optional
 
 from RLA.errors import ConfigError, SyncError
+from RLA.manager.plugins import SYNC_ENGINES, BackgroundPusher, Pusher
 from RLA.manager.run import Run
 from RLA.manager.services import RunService
-
-if TYPE_CHECKING:
-    from RLA.sync.background import BackgroundSyncer
-    from RLA.sync.syncer import RunSyncer, SyncReport
 
 
 class SyncService(RunService):
@@ -47,7 +44,7 @@ class SyncService(RunService):
         self.is_master_node = is_master_node
         self._info = info
         self._warn = warn
-        self._background: Optional["BackgroundSyncer"] = None
+        self._background: Optional[BackgroundPusher] = None
         self._skip_error = False
         self._pending: Optional[Run] = None
         self._push_after_finish = False
@@ -56,17 +53,16 @@ class SyncService(RunService):
         """Whether this process pushes (not the main node, and ``SEND_LOG_FILE`` is true)."""
         return not self.is_master_node and bool(self.send_log_file)
 
-    def skip(self) -> Optional["SyncReport"]:
+    def skip(self) -> Optional[Any]:
         """Say that this process does not push; pushes nothing (returns ``None``)."""
         self._info("skip the sync process (main node or SEND_LOG_FILE: false).")
         return None
 
-    def _syncer(self, run: Run) -> "RunSyncer":
-        from RLA.sync.syncer import RunSyncer
+    def _syncer(self, run: Run) -> Pusher:
+        make = SYNC_ENGINES.get("push")
+        return make(self.remote, run.layout.data_root, project_root=self.project_root, warn=self._warn)
 
-        return RunSyncer(self.remote, run.layout.data_root, project_root=self.project_root, warn=self._warn)
-
-    def push(self, run: Run, running: bool, skip_error: bool = False) -> Optional["SyncReport"]:
+    def push(self, run: Run, running: bool, skip_error: bool = False) -> Optional[Any]:
         """Push ``run``; see :meth:`RLA.manager.experiment.ExperimentManager.sync_log_file`.
 
         Args:
@@ -93,9 +89,7 @@ class SyncService(RunService):
     def _push_in_background(self, run: Run, skip_error: bool) -> None:
         self._skip_error = skip_error
         if self._background is None:
-            from RLA.sync.background import BackgroundSyncer
-
-            self._background = BackgroundSyncer(self._syncer(run), warn=self._warn)
+            self._background = SYNC_ENGINES.get("background")(self._syncer(run), warn=self._warn)
         self._pending = run
         self._background.submit([run.layout])
 
