@@ -74,6 +74,7 @@ def _bounds(x_start: float | None, x_bound: float | None) -> Any:
     return (x_start, float("inf") if x_bound is None else x_bound)
 
 
+# size: the original's 19 positional parameters in its order, their documentation and argument checks
 def plot_res_func(
     prefix_dir: str,
     regs: Sequence[str],

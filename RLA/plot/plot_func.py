@@ -33,8 +33,8 @@ from RLA.plot.save import FORMATS
 __all__ = ["FORMATS", "PlotResult", "plot_func"]
 
 
-# size: the original's 48 parameters, their documentation and their hand-over by name to the
-# stage options; no logic beyond the argument checks (the stages: RLA.plot.pipeline.run_plot).
+# The stages are in RLA.plot.pipeline.run_plot; this face holds no logic beyond the argument checks.
+# size: the original's 48 parameters, their documentation and their hand-over by name to the stage options
 def plot_func(
     data_root: Union[str, os.PathLike],
     task_table_name: Optional[str],
