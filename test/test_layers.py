@@ -26,6 +26,7 @@ LAYERS: List[List[str]] = [
         "RLA.safe_paths",
         "RLA.safe_read",
         "RLA.terminal",
+        "RLA.text",
         "RLA.redaction",
         "RLA.install_hints",
         "RLA.version",

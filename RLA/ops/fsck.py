@@ -30,6 +30,7 @@ from RLA.ops.journal import JournalError, load_journal, pending_journals
 from RLA.ops.lock import RootsLock, journal_dir
 from RLA.ops.recover import Recovery, recover_locked
 from RLA.ops.steps import GONE, PART, STAGED_RE, remove
+from RLA.text import count
 
 
 @dataclass
@@ -157,7 +158,7 @@ def _journal_findings(data_root: Path, report: FsckReport) -> Set[str]:
                 "journal",
                 path.name,
                 f"an interrupted {journal.verb} of "
-                f"{len(journal.runs)} runs (or one running now); "
+                f"{count(len(journal.runs), 'run')} (or one running now); "
                 "`rla fsck --repair` finishes it",
             )
         )

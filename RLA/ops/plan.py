@@ -25,6 +25,7 @@ from RLA.ops.journal import Journal, JournalRun, JournalStep, new_op_id
 from RLA.ops.lock import RootsLock
 from RLA.ops.recover import Recovery, recover_locked
 from RLA.ops.runner import back_run, forward_run, prune_run
+from RLA.text import count
 
 MOVE, COPY, TRASH, PURGE = "move", "copy", "trash", "purge"
 ACTIONS = (MOVE, COPY, TRASH, PURGE)
@@ -76,7 +77,7 @@ class RunPlan:
             if Path(self.target.data_root) != Path(self.run.data_root):
                 where += f" in {self.target.data_root}"
         note = f"  SKIP: {self.conflict}" if self.conflict else ""
-        return f"{verb or self.action:<7} {self.index} ({len(self.steps)} data types: {kinds}){where}{note}"
+        return f"{verb or self.action:<7} {self.index} ({count(len(self.steps), 'data type')}: {kinds}){where}{note}"
 
 
 @dataclass
@@ -111,7 +112,8 @@ class Plan:
         verb = self.verb or self.action
         lines = [plan.describe(verb) for plan in self.runs]
         lines.append(
-            f"{len(self.ready)} runs to {verb}" + (f", {len(self.blocked)} skipped" if self.blocked else "")
+            f"{count(len(self.ready), 'run')} to {verb}"
+            + (f", {len(self.blocked)} skipped" if self.blocked else "")
         )
         return "\n".join(lines)
 
@@ -214,7 +216,7 @@ def _execute(plan: Plan, progress: Optional[Progress]) -> None:
     if full is not None:
         done = sum(1 for run_plan in plan.ready if run_plan.result.startswith("done"))
         raise DiskFullError(
-            f"{full.problem} ({done} of {len(plan.ready)} runs done, the others unchanged)",
+            f"{full.problem} ({done} of {count(len(plan.ready), 'run')} done, the others unchanged)",
             expected=full.expected,
             found=full.found,
             fix=full.fix,

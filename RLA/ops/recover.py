@@ -19,6 +19,7 @@ from RLA.ops.journal import Journal, JournalError, load_journal, pending_journal
 from RLA.ops.lock import RootsLock
 from RLA.ops.runner import back_run, forward_run, prune_run
 from RLA.ops.steps import Blocked
+from RLA.text import count
 
 
 @dataclass
@@ -82,7 +83,7 @@ def recover_locked(data_root: Union[str, os.PathLike], held: Optional[RootsLock]
             )
             continue
         result.finished.append(
-            f"finished the interrupted {journal.verb} of {len(journal.runs)} runs ({Path(path).name})"
+            f"finished the interrupted {journal.verb} of {count(len(journal.runs), 'run')} ({Path(path).name})"
         )
         result.finished.extend(f"  {note}" for note in notes)
     return result

@@ -24,6 +24,7 @@ from RLA.errors import RunNotFoundError
 from RLA.layout import DATA_TYPES, TRASH, RunLayout, find_runs, iter_run_dirs
 from RLA.ops.plan import MOVE, Plan, Progress, RunPlan, fill_run_plan
 from RLA.safe_paths import check_name, no_symlink_between
+from RLA.text import count
 
 _STAMP_RE = re.compile(r"^(?P<when>\d{8}-\d{6})-\d+(?:-[0-9a-f]+)?$")
 
@@ -202,11 +203,12 @@ class RestorePlan(Plan):
             skip = f"  SKIP: {plan.conflict}" if plan.conflict else ""
             where = "arc/" if plan.run.archived else ""
             lines.append(
-                f"restore {where}{plan.index} ({len(plan.steps)} data types: {kinds}) "
+                f"restore {where}{plan.index} ({count(len(plan.steps), 'data type')}: {kinds}) "
                 f"from {TRASH}/{stamp}{skip}"
             )
         lines.append(
-            f"{len(self.ready)} runs to restore" + (f", {len(self.blocked)} skipped" if self.blocked else "")
+            f"{count(len(self.ready), 'run')} to restore"
+            + (f", {len(self.blocked)} skipped" if self.blocked else "")
         )
         return "\n".join(lines)
 

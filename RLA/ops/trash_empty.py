@@ -25,6 +25,7 @@ from RLA.ops.lock import RootsLock
 from RLA.ops.recover import Recovery, recover_locked
 from RLA.ops.runner import forward_run
 from RLA.ops.trash import stamp_folders, stamp_time
+from RLA.text import count, plural
 
 
 def _age_days(folder: Path, now: _dt.datetime) -> float:
@@ -59,8 +60,12 @@ class EmptyPlan:
 
     def describe(self) -> str:
         lines = [f"remove {TRASH}/{folder.name}" for folder in self.folders]
-        age = f" older than {self.older_than:g} days" if self.older_than is not None else ""
-        lines.append(f"{len(self.folders)} trash folders{age} to remove for good")
+        age = (
+            f" older than {self.older_than:g} {plural(self.older_than, 'day')}"
+            if self.older_than is not None
+            else ""
+        )
+        lines.append(f"{count(len(self.folders), 'trash folder')}{age} to remove for good")
         return "\n".join(lines)
 
     def apply(self) -> List[str]:

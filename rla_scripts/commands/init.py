@@ -8,6 +8,7 @@ from typing import List, Optional, Tuple
 
 from RLA.errors import RLAError
 from RLA.fs import atomic_write_text
+from RLA.text import count
 
 #: The comment line above the entries ``rla init`` adds to ``.gitignore``.
 BLOCK_MARKER = "# RLA database (rla init)"
@@ -107,10 +108,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"{prefix}keep existing {config}")
     if entry is None:
         print(f"the data root {data_root} is outside {folder}: nothing to add to {gitignore}")
-    print(f"{prefix}add {len(added)} entries to {gitignore}" + (f": {' '.join(added)}" if added else ""))
+    print(
+        f"{prefix}add {count(len(added), 'entry', 'entries')} to {gitignore}"
+        + (f": {' '.join(added)}" if added else "")
+    )
     if removed:
         print(
-            f"{prefix}remove {len(removed)} entries an older rla init wrote ({' '.join(removed)}): "
+            f"{prefix}remove {count(len(removed), 'entry', 'entries')} an older rla init wrote ({' '.join(removed)}): "
             "they also hid project folders named like RLA's data types"
         )
     if args.dry_run:

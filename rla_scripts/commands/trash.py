@@ -7,6 +7,7 @@ import json
 import sys
 from typing import Any, Dict, List
 
+from RLA.text import count
 from rla_scripts.commands._common import (
     add_change_options,
     add_data_root,
@@ -70,7 +71,7 @@ def _list(args: argparse.Namespace) -> int:
         )
     total = sum(row["size"] for row in rows)
     print(
-        f"{len(rows)} run{'' if len(rows) == 1 else 's'} in the trash ({_human(total)})"
+        f"{count(len(rows), 'run')} in the trash ({_human(total)})"
         + (
             "; `rla trash restore RUN` brings one back, `rla trash empty` removes them for good"
             if rows
@@ -110,13 +111,15 @@ def _empty(args: argparse.Namespace) -> int:
     if not plan.folders:
         print("nothing to remove")
         return 0
-    if not confirm(f"remove {len(plan.folders)} trash folders for good (this cannot be undone)?", args):
+    if not confirm(
+        f"remove {count(len(plan.folders), 'trash folder')} for good (this cannot be undone)?", args
+    ):
         print("aborted: nothing changed")
         return 1
     removed = plan.apply()
     for line in plan.recovery.lines() if plan.recovery else []:
         print(line, file=sys.stderr)
-    print(f"empty: {len(removed)} trash folders removed")
+    print(f"empty: {count(len(removed), 'trash folder')} removed")
     return 0
 
 

