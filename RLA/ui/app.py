@@ -54,6 +54,19 @@ def _status_of(exc: RLAError) -> int:
     return 400
 
 
+def _existing_root(data_root: os.PathLike) -> Path:
+    """``data_root`` resolved; RLAError when it is not a folder."""
+    root = Path(data_root).resolve()
+    if not root.is_dir():
+        raise RLAError(
+            f"The data root {data_root} does not exist",
+            expected="an existing folder",
+            found=str(data_root),
+            fix="pass --data-root",
+        )
+    return root
+
+
 def create_app(
     data_root: os.PathLike,
     read_only: bool = False,
@@ -79,14 +92,7 @@ def create_app(
     from RLA.ui.runs import RunsSource
     from RLA.ui.security import Guard
 
-    root = Path(data_root).resolve()
-    if not root.is_dir():
-        raise RLAError(
-            f"The data root {data_root} does not exist",
-            expected="an existing folder",
-            found=str(data_root),
-            fix="pass --data-root",
-        )
+    root = _existing_root(data_root)
     ctx = handlers.Context(root, read_only, RunsSource(root, **(refresh or {})))
 
     def route(path: str, fn: Callable, methods: tuple = ("GET",)) -> Route:
