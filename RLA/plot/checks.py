@@ -14,6 +14,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence
 
 from RLA.errors import QueryError
 from RLA.query.selection import RUN_COLUMNS, RunRow
+from RLA.text import count
 
 #: The split key that groups runs by task (``all_tasks=True`` / ``rla plot --all-tasks``).
 TASK_KEY = "task"
@@ -54,13 +55,13 @@ def check_split_keys(rows: Sequence[RunRow], split_keys: Sequence[str]) -> List[
                 f"No selected run has the split key {key!r}",
                 expected=f"a hyper-parameter of the selected runs ({_shown(names)}) "
                 f"or a run column ({', '.join(RUN_COLUMNS[:8])} ...)",
-                found=f"{key!r} in none of {len(rows)} runs",
+                found=f"{key!r} in none of {count(len(rows), 'run')}",
                 fix=(f"did you mean {close[0]!r}? " if close else "check the spelling; ")
                 + "`rla list` shows the hyper-parameters",
             )
         if counts[key] < len(rows):
             notes.append(
-                f"split key {key!r}: {len(rows) - counts[key]} of {len(rows)} runs lack it "
+                f"split key {key!r}: {len(rows) - counts[key]} of {count(len(rows), 'run')} lack it "
                 f"(grouped as {key}=NF)"
             )
     return notes
@@ -92,12 +93,12 @@ def check_tasks(
     tasks = sorted(per_task)
     if task is not None or len(tasks) < 2:
         return tasks
-    found = ", ".join(f"{name} ({per_task[name]} runs)" for name in tasks[:10]) + (
+    found = ", ".join(f"{name} ({count(per_task[name], 'run')})" for name in tasks[:10]) + (
         " ..." if len(tasks) > 10 else ""
     )
     if not all_tasks and (TASK_KEY not in split_keys or regs2legends is not None):
         raise QueryError(
-            f"The selected runs belong to {len(tasks)} tasks",
+            f"The selected runs belong to {count(len(tasks), 'task')}",
             expected="runs of one task (the curves of different tasks are not comparable, and "
             "averaging them would cut every run to the shortest)",
             found=found,

@@ -20,6 +20,7 @@ from RLA.plot.resample import resample_group
 from RLA.plot.result import PlotResult
 from RLA.plot.save import curve_rows, default_stem, final_row, save_plot
 from RLA.plot.select import RunQuery, Selected, select
+from RLA.text import count, plural
 
 
 @dataclass(frozen=True)
@@ -60,17 +61,19 @@ def plot_group(
     sampled = resample_group(data, opts.points, opts.smooth_step, opts.vary_len)
     if sampled.cut_at is not None:
         out.notes.append(
-            f"{metric}: {group.legend!r}: {len(data)} runs cut to x <= {sampled.cut_at:g} "
+            f"{metric}: {group.legend!r}: {count(len(data), 'run')} cut to x <= {sampled.cut_at:g} "
             f"(the shortest run); pass vary_len_plot=True (rla plot --vary-len) to keep "
             "the tails"
         )
     original_scores(out.original, metric, group.legend, sampled.smooth)
     summary = summarize_group(group.legend, index, sampled, opts)
     final = summary.final
-    if final["n"] < len(data):
+    left = len(data) - final["n"]
+    if left > 0:
         out.notes.append(
-            f"{metric}: {group.legend!r}: {len(data) - final['n']} runs end before the final "
-            f"window (x >= {final['window_start']:g}) and are left out of its statistics"
+            f"{metric}: {group.legend!r}: {count(left, 'run')} {plural(left, 'ends', 'end')} before "
+            f"the final window (x >= {final['window_start']:g}) and {plural(left, 'is', 'are')} "
+            "left out of its statistics"
         )
     out.legends[group.legend] = len(data)
     out.stats.setdefault(metric, {})[group.legend] = final

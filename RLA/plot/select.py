@@ -10,6 +10,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 from RLA.errors import RunNotFoundError
 from RLA.plot.checks import check_split_keys, check_tasks, with_task_key
 from RLA.query.selection import RunRow
+from RLA.text import count
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,7 @@ def select(query: RunQuery, stacklevel: int = 1) -> Selected:
         raise RunNotFoundError(
             f"No run matches regs {reg_list(query.regs)} in task {query.task!r}",
             expected="at least one run",
-            found=f"0 of {selection.scanned} runs",
+            found=f"0 of {count(selection.scanned, 'run')}",
             fix="check regs, where and the task name",
         )
     tasks = check_tasks(rows, query.task, query.all_tasks, query.regs2legends, query.split_keys)

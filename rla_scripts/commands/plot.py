@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import warnings
 
+from RLA.text import count
 from rla_scripts.commands._common import add_data_root, resolve_data_root
 
 
@@ -23,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
         keys = with_task_key(args.split_keys, tasks, args.all_tasks)
         check_split_keys(rows, keys)
         print(
-            f"would plot {', '.join(args.metrics)} of {len(rows)} runs grouped by {', '.join(keys) or '(all)'}"
+            f"would plot {', '.join(args.metrics)} of {count(len(rows), 'run')} grouped by {', '.join(keys) or '(all)'}"
         )
         return 0
     from RLA.query import BrokenRunWarning
