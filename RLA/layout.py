@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Tuple
 
 from RLA.naming import DATE_RE, parse_run_name
+from RLA.text import count
 
 LOG = "log"
 CODE = "code"
@@ -339,7 +340,7 @@ def find_run(
     if len(runs) > 1:
         shown = ", ".join(r.index for r in runs[:5]) + (" ..." if len(runs) > 5 else "")
         raise RunNotFoundError(
-            f"{len(runs)} runs match {selector!r} in {where}",
+            f"{count(len(runs), 'run')} match {selector!r} in {where}",
             expected="exactly one run",
             found=shown,
             fix="give a longer prefix or the full index",

@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterator, Optional, Sequence, Set, Tuple
 from RLA.errors import RunExistsError
 from RLA.layout import LOG, RunLayout
 from RLA.naming import DATE_FORMAT, format_run_name, parse_run_name
+from RLA.text import count
 
 _LOCK_NAME = ".rla-claim.lock"
 _MAX_TRIES = 1_000_000
@@ -109,6 +110,6 @@ def _claim_in_day(
     raise RunExistsError(
         f"Could not find a free run index in {day_dir}",
         expected="a free microsecond",
-        found=f"{len(used)} runs that day",
+        found=f"{count(len(used), 'run')} that day",
         fix="retry; this only happens with a broken clock",
     )

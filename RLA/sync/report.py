@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import List, Tuple
 
+from RLA.text import count
+
 
 @dataclass
 class SyncReport:
@@ -35,18 +37,19 @@ class SyncReport:
         if self.direction == "push":
             counts = (
                 f"{self.files_sent} new/changed, {self.files_appended} appended, "
-                f"{self.files_deleted} deleted; {self.bytes_sent} bytes sent"
+                f"{self.files_deleted} deleted; {count(self.bytes_sent, 'byte')} sent"
             )
         else:
             counts = (
-                f"{self.files_received} downloaded, {self.files_fetched} tails fetched; "
-                f"{self.bytes_received} bytes received"
+                f"{self.files_received} downloaded, {count(self.files_fetched, 'tail')} fetched; "
+                f"{count(self.bytes_received, 'byte')} received"
             )
         if self.dry_run:
-            counts = f"{len(self.planned)} files"
+            counts = count(len(self.planned), 'file')
         if self.files_skipped:
-            counts += f"; {self.files_skipped} files skipped (see the warnings)"
+            counts += f"; {count(self.files_skipped, 'file')} skipped (see the warnings)"
         return (
-            f"{self.direction} {self.target}: {self.runs} runs, {self.runs_changed} changed, {verb} "
-            f"{counts} in {self.seconds:.2f}s" + (f" ({self.retries} retries)" if self.retries else "")
+            f"{self.direction} {self.target}: {count(self.runs, 'run')}, {self.runs_changed} changed, {verb} "
+            f"{counts} in {self.seconds:.2f}s"
+            + (f" ({count(self.retries, 'retry', 'retries')})" if self.retries else "")
         )

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from RLA.errors import ReplayBufferError
+from RLA.text import count
 from rla_scripts.commands._common import add_data_root
 
 
@@ -77,7 +78,7 @@ def _inspect(args: argparse.Namespace) -> int:
     _say(
         f"snapshot {info['snapshot']} in {info['store']} ({info['kind']}, format "
         f"v{info['format_version']}, RLA {info['library_version']}, "
-        f"{info['world_size']} shard(s), {info['payload_bytes'] / 1e6:.2f} MB payload)"
+        f"{count(info['world_size'], 'shard')}, {info['payload_bytes'] / 1e6:.2f} MB payload)"
     )
     _say("snapshots in store: " + ", ".join(info["snapshots"]))
     if info["newer_snapshots"]:
@@ -93,7 +94,7 @@ def _inspect(args: argparse.Namespace) -> int:
             f"bytes={row['bytes']}"
         )
     for cls, counts in (info["episode_report"] or {}).items():
-        _say(f"  episodes {cls}: {counts['episodes']} ({counts['steps']} steps)")
+        _say(f"  episodes {cls}: {counts['episodes']} ({count(counts['steps'], 'step')})")
     prov = info["provenance"]
     if prov:  # the full record, counts included, is in --json
         _say(
@@ -107,7 +108,7 @@ def _verify(args: argparse.Namespace) -> int:
     from RLA.replay_buffer.snapshot.inspect import verify
 
     result = verify(snapshot_path(args.path, args), args.snapshot)
-    _say(f"OK: {result['files']} files, {result['bytes']} payload bytes verified")
+    _say(f"OK: {count(result['files'], 'file')}, {count(result['bytes'], 'payload byte')} verified")
     return 0
 
 
@@ -124,7 +125,7 @@ def _reshard(args: argparse.Namespace, world_size: int, operation: str) -> int:
 
         info = describe(src, args.snapshot)
         _say(
-            f"would write {world_size} shard(s) from {info['world_size']} of "
+            f"would write {count(world_size, 'shard')} from {info['world_size']} of "
             f"{info['store']}/{info['snapshot']} into {args.dst}"
         )
         return 0
@@ -139,8 +140,8 @@ def _reshard(args: argparse.Namespace, world_size: int, operation: str) -> int:
     )
     rep = out["report"]
     _say(
-        f"wrote {out['snapshot']} ({world_size} shard(s), capacity {out['capacity']}, "
-        f"sizes {rep['sizes']}; dropped {rep['dropped']['episodes']} episodes, "
+        f"wrote {out['snapshot']} ({count(world_size, 'shard')}, capacity {out['capacity']}, "
+        f"sizes {rep['sizes']}; dropped {count(rep['dropped']['episodes'], 'episode')}, "
         f"overflow {rep['overflow']['episodes']})"
     )
     return 0

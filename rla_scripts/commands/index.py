@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import time
 
+from RLA.text import count as counted
 from rla_scripts.commands._common import add_data_root, bar, resolve_data_root
 
 
@@ -16,7 +17,7 @@ def rebuild(args: argparse.Namespace) -> int:
         from RLA.query.tree import discover
 
         print(
-            f"would rebuild {data_root / '.rla_index.sqlite'} from {len(discover(data_root, archived=None))} runs"
+            f"would rebuild {data_root / '.rla_index.sqlite'} from {counted(len(discover(data_root, archived=None)), 'run')}"
         )
         return 0
     start = time.perf_counter()
@@ -24,7 +25,7 @@ def rebuild(args: argparse.Namespace) -> int:
         catalog.reset()  # a fresh file, even if the old one is corrupt
         count = catalog.rebuild(progress=lambda items, n: bar(items, n, "indexing"))
         where = "memory (data root not writable)" if catalog.in_memory else catalog.path
-    print(f"indexed {count} runs in {time.perf_counter() - start:.2f}s -> {where}")
+    print(f"indexed {counted(count, 'run')} in {time.perf_counter() - start:.2f}s -> {where}")
     return 0
 
 
@@ -42,7 +43,7 @@ def verify(args: argparse.Namespace) -> int:
         changed = catalog.generation != before
         count = catalog.count()
     print(
-        f"verified {count + len(damaged)} runs in {time.perf_counter() - start:.2f}s"
+        f"verified {counted(count + len(damaged), 'run')} in {time.perf_counter() - start:.2f}s"
         + (" (index updated)" if changed else " (index was up to date)")
         + (f"; {len(damaged)} damaged (see rla list)" if damaged else "")
     )

@@ -11,6 +11,7 @@ from typing import Any, Dict, List
 
 from RLA.errors import RLAError
 from RLA.fs import json_default
+from RLA.text import count
 from rla_scripts.commands._common import add_data_root, resolve_data_root
 
 
@@ -122,7 +123,7 @@ def _lines(view: Dict[str, Any]) -> List[str]:
     for key, value in sorted(view["hyper_params"].items()):
         mark = "*" if key in view["tracked_keys"] else " "
         lines.append(f"  {mark} {key} = {value!r}")
-    lines.append(f"last metrics (time-step {view['time_step']:g}, {view['rows']} rows):")
+    lines.append(f"last metrics (time-step {view['time_step']:g}, {count(view['rows'], 'row')}):")
     for key, value in view["last_metrics"].items():
         lines.append(
             f"    {key} = {value:g}" if isinstance(value, (int, float)) else f"    {key} = {value!r}"

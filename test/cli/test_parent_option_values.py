@@ -53,4 +53,4 @@ def test_rla_index_data_root_before_rebuild_indexes_that_root(tmp_path: Path, ca
     monkeypatch.delenv("RLA_DATA_ROOT", raising=False)
     assert main(["index", "--data-root", str(root), "rebuild"]) == 0
     out = capsys.readouterr().out
-    assert "indexed 1 runs" in out and str(root) in out
+    assert "indexed 1 run " in out and str(root) in out

@@ -29,7 +29,7 @@ def test_push_dry_run_then_push_then_pull(make_run, config, tmp_path, capsys) ->
     out = capsys.readouterr().out
     assert "upload" in out and "would transfer" in out and not (tmp_path / "main_db").exists()
     assert main(["sync", "push", "--data-root", data, "--config", str(config), "--regex", "2026/05/*"]) == 0
-    assert "1 runs, 1 changed" in capsys.readouterr().out
+    assert "1 run, 1 changed" in capsys.readouterr().out
     assert main(["sync", "push", "--data-root", data, "--config", str(config)]) == 0
     assert tree(tmp_path / "main_db") == tree(tmp_path / "data")
     pulled = tmp_path / "pulled"
