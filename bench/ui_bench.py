@@ -10,7 +10,7 @@ twice: right after the runs were written (none of them settled yet: see
 * ``table_cold``: navigation to the runs table shown, first request (index built from the tree);
 * ``table_warm``: the same after a reload (median of 3);
 * ``filter``: a ``where`` typed (input event) to the table redrawn with the new rows, the
-  page's 120 ms typing debounce included, timed by the page's own clock (median and max of
+  page's 40 ms typing debounce included, timed by the page's own clock (median and max of
   3; ``filter_request``: the /api/runs request's part); each phase types filters the server
   has not answered before;
 * ``chart_first``: navigation to 100 runs x 1,000 points in 5 groups with bootstrap CI bands

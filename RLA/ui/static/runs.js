@@ -251,7 +251,7 @@
     ui.where = el("input", {type: "text", id: "where", className: "where mono", value: state.where, spellcheck: false,
       placeholder: "where: lr >= 1e-4 and last('return') > 100", oninput: function () {
         state.where = ui.where.value; state.offset = 0;
-        clearTimeout(timer); timer = setTimeout(function () { load(ui); }, 120);
+        clearTimeout(timer); timer = setTimeout(function () { load(ui); }, 40);  /* stale answers are dropped by seq */
       }});
     ui.whereError = el("div", {className: "where-error", id: "where-error"});
     var statusBoxes = STATUSES.map(function (s) {
