@@ -25,6 +25,7 @@ from RLA.sync.store_catalog import (
     SHARDS,
     VERSION,
     Entry,
+    check_size,
     parse_object,
 )
 
@@ -80,7 +81,7 @@ class CatalogObjects:
 
     def put(self, kind: str, data: bytes) -> str:
         """Publish one new object of ``kind`` (``entries`` or ``shards``); returns its key."""
-        name = f"{time.time_ns():019d}-{os.urandom(8).hex()}.json"
+        name = f"{time.time_ns():019d}-{os.urandom(8).hex()}.json.gz"
         key = f"{self.base}{kind}/{name}"
         self.client.put(key, data, {})
         self.transport.bytes_sent += len(data)
@@ -88,6 +89,7 @@ class CatalogObjects:
 
     def get(self, obj: ObjectInfo) -> List[Entry]:
         """The checked entries of one listed object (FileNotFoundError: deleted since the listing)."""
+        check_size(obj.size, self.name_of(obj))
         data = self.client.get(obj.key, 0, obj.size, etag=obj.etag)
         return parse_object(data, obj.key[len(self.base) :])
 

@@ -5,8 +5,8 @@ of each run it changed (an *entry*): the text of the few files the query reads b
 the curves (``run.json``, ``parameter.json``, ``backup.txt``, the ``archive_tester``
 JSON, with their modification times) and the summary of ``progress.csv`` the query index
 keeps (rows, last time-step, last/min/max of every metric). Entries live in immutable
-JSON objects below ``<root>/.rla-catalog/``: ``entries/<stamp>-<nonce>.json`` (one per
-push) and ``shards/<stamp>-<nonce>.json`` (compacted). A run's newest entry (largest
+gzip'ed JSON objects below ``<root>/.rla-catalog/``: ``entries/<stamp>-<nonce>.json.gz``
+(one per push) and ``shards/<stamp>-<nonce>.json.gz`` (compacted). A run's newest entry (largest
 ``stamp``) wins. The object ``generation`` is rewritten last by every push, so its ETag
 tells a reader whether anything changed.
 
@@ -16,9 +16,11 @@ field and raises :class:`CatalogError` on anything else, before a local path is 
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import re
+import zlib
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -32,8 +34,8 @@ GENERATION = "generation"
 ENTRIES = "entries"
 SHARDS = "shards"
 VERSION = 1
-#: Names of catalog objects (``<ns stamp>-<nonce>.json``); other keys below the folder are ignored.
-OBJECT_NAME = re.compile(r"[0-9]{19}-[0-9a-f]{16}\.json")
+#: Names of catalog objects (``<ns stamp>-<nonce>.json.gz``); other keys below the folder are ignored.
+OBJECT_NAME = re.compile(r"[0-9]{19}-[0-9a-f]{16}\.json\.gz")
 #: The run files an entry may carry as text (sync keys).
 SMALL_KEYS = ("log/run.json", "code/parameter.json", "log/backup.txt", "archive_tester")
 PROGRESS_KEY = "log/progress.csv"
@@ -41,7 +43,7 @@ PROGRESS_KEY = "log/progress.csv"
 FETCH_KEYS = (*SMALL_KEYS, PROGRESS_KEY)
 #: Largest small file carried as text (bigger ones are fetched by the reader).
 MAX_TEXT = 1 << 20
-#: Largest catalog object a reader downloads.
+#: Largest catalog object a reader inflates (bytes of JSON).
 MAX_OBJECT = 256 << 20
 MAX_NAME = 1000
 
@@ -165,9 +167,27 @@ def parse_entry(relative: object, raw: object) -> Entry:
 
 
 def dump_object(entries: List[Entry]) -> bytes:
-    """The bytes of one catalog object holding ``entries``."""
+    """The bytes of one catalog object holding ``entries`` (gzip'ed JSON: a push sends few bytes)."""
     body = {"version": VERSION, "runs": {e.relative: e.to_json() for e in entries}}
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return gzip.compress(json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8"), mtime=0)
+
+
+def check_size(size: int, name: str) -> None:
+    """Refuse to download a catalog object larger than :data:`MAX_OBJECT` bytes."""
+    if size > MAX_OBJECT:
+        raise _bad(name, f"at most {MAX_OBJECT} bytes", f"{size} bytes")
+
+
+def _inflate(data: bytes, name: str) -> bytes:
+    """The JSON text of a gzip'ed object, at most :data:`MAX_OBJECT` bytes (no decompression bomb)."""
+    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        text = inflater.decompress(data, MAX_OBJECT + 1)
+    except zlib.error as exc:
+        raise _bad(name, "gzip'ed JSON", str(exc)) from None
+    if len(text) > MAX_OBJECT or not inflater.eof:
+        raise _bad(name, f"at most {MAX_OBJECT} bytes of JSON once inflated", "more, or a cut stream")
+    return text
 
 
 def parse_object(data: bytes, name: str) -> List[Entry]:
@@ -176,8 +196,9 @@ def parse_object(data: bytes, name: str) -> List[Entry]:
     Raises:
         CatalogError: not a catalog object of this version, or any entry refused.
     """
-    if len(data) > MAX_OBJECT or nesting_depth(data, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
-        raise _bad(name, f"a JSON object of at most {MAX_OBJECT} bytes", f"{len(data)} bytes or too deep")
+    data = _inflate(data, name)
+    if nesting_depth(data, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+        raise _bad(name, f"JSON nested at most {MAX_JSON_DEPTH} levels", "deeper")
     try:
         body = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:

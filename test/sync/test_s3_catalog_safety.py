@@ -8,6 +8,7 @@ Against moto's S3 server on 127.0.0.1; interruptions at deterministic fault poin
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 from typing import Any, List
@@ -19,7 +20,7 @@ from test_s3_catalog import frame_of, make_source, open_index
 from RLA.errors import RLAError
 from RLA.query.testing import make_run as make_query_run
 from RLA.replay_buffer.snapshot import faults
-from RLA.sync import catalog_publish
+from RLA.sync import catalog_publish, store_catalog
 from RLA.sync.store_catalog import CatalogError
 from RLA.sync.syncer import RunSyncer
 
@@ -118,7 +119,11 @@ def test_a_push_that_fails_publishes_nothing(s3_bucket: S3Box, tmp_path: Path, m
 
 def _plant(box: S3Box, name: str, body: Any) -> None:
     data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    data = data[len(RAW) :] if data.startswith(RAW) else gzip.compress(data)
     box.boto().put_object(Bucket=box.bucket, Key=f"lab/.rla-catalog/entries/{name}", Body=data)
+
+
+RAW = b"raw:"  # planted as it is (not gzip'ed)
 
 
 GOOD = {"stamp": 9e9, "texts": {}, "progress": None, "progress_mtime": None, "fetch": []}
@@ -148,18 +153,22 @@ HOSTILE = {
         "runs": {"demo/2026/01/01/10-00-00-000000": {**GOOD, "texts": {"log/run.json": [{"a": 1}, None]}}},
     },
     "not JSON": b"\xff\xfe not json",
-    "too deep": b"[" * 100_000,
+    "not gzip": RAW + b'{"version": 1, "runs": {}}',
+    "a cut gzip stream": RAW + gzip.compress(b'{"version": 1, "runs": {}}')[:-8],
+    "inflates past the cap": b" " * 5000 + b'{"version": 1, "runs": {}}',
+    "too deep": b"[" * 3000,
     "another version": {"version": 99, "runs": {}},
 }
 
 
 @pytest.mark.parametrize("case", sorted(HOSTILE))
-def test_crafted_catalog_content_is_refused(s3_bucket: S3Box, tmp_path: Path, case: str) -> None:
+def test_crafted_catalog_content_is_refused(s3_bucket: S3Box, tmp_path: Path, case: str, monkeypatch) -> None:
     """Each crafted object: a CatalogError (an RLAError) naming the problem; nothing written outside the cache."""
     source = tmp_path / "src"
     settings = s3_bucket.settings(prefix="lab")
     RunSyncer(settings, source).push(make_source(source, count=1))
-    _plant(s3_bucket, "9999999999999999999-00000000000000aa.json", HOSTILE[case])
+    monkeypatch.setattr(store_catalog, "MAX_OBJECT", 4096)  # "inflates past the cap": 5,000 spaces
+    _plant(s3_bucket, "9999999999999999999-00000000000000aa.json.gz", HOSTILE[case])
     cache = tmp_path / "deep" / "cache"
     with pytest.raises(CatalogError) as info:
         open_index(s3_bucket, settings, cache)
@@ -203,7 +212,7 @@ def test_objects_compacted_while_read_are_listed_again(s3_bucket: S3Box, tmp_pat
     def listed(self: Any) -> Any:
         calls.append(1)
         found = real(self)
-        gone = ObjectInfo(f"{self.base}entries/0000000000000000001-00000000000000ff.json", 10, '"x"')
+        gone = ObjectInfo(f"{self.base}entries/0000000000000000001-00000000000000ff.json.gz", 10, '"x"')
         return [*found, gone] if len(calls) == 1 else found
 
     monkeypatch.setattr(CatalogObjects, "listed", listed)
