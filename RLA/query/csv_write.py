@@ -7,8 +7,9 @@ the lines joined directly unless a cell needs the csv module's quoting.
 from __future__ import annotations
 
 import csv
+import json
 import os
-from typing import IO, Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import IO, Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from RLA.query.csv_stream import BATCH, MISSING, ORDER, TIMES, Plan, cell, json_path, json_value
 from RLA.query.expr import METRIC_FUNCS
@@ -181,3 +182,27 @@ def rows_in_order(
     yield from catalog.conn.execute(
         f"SELECT key, idx, status != 'unknown' FROM runs WHERE {scope} ORDER BY key", args
     )
+
+
+def fragment_candidates(
+    catalog: Any, task: Optional[str], archived: Optional[bool]
+) -> Iterator[Tuple[bool, str, bool, str]]:
+    """``(archived, relative path, has run.json, index)`` of the stored runs of the scope that may
+    be fragments, in key order: those whose ``code/`` folder is not in the stored listing of its
+    day (listed or checked by the refresh just made), and those without ``run.json`` (whose
+    ``log/`` folder counts too). ``rla list``'s fragment check ``stat``\\ s only these, instead of
+    every run."""
+    from RLA.layout import CODE
+    from RLA.query.tree import store_path
+
+    listed: Set[str] = set()
+    for flag in [False, True] if archived is None else [archived]:
+        prefix = store_path(CODE, flag, task or "")
+        sql = "SELECT path, names FROM dirs WHERE day IS NOT NULL AND (path = ? OR substr(path, 1, ?) = ?)"
+        for path, names in catalog.conn.execute(sql, (prefix, len(prefix) + 1, prefix + "/")):
+            listed.update(f"{path}/{name}" for name in json.loads(names))
+    for key, index, has_info in rows_in_order(catalog, task, archived):
+        flag = key.startswith("arc:")
+        relative = key[4:] if flag else key
+        if not has_info or store_path(CODE, flag, relative) not in listed:
+            yield flag, relative, bool(has_info), index

@@ -41,7 +41,7 @@ def stream(args: argparse.Namespace, data_root: Path, archived: Optional[bool]) 
     """Write the listing from the index; False (nothing written) when the frame must do it."""
     from RLA.query import Catalog
     from RLA.query.csv_stream import plan
-    from RLA.query.csv_write import rows_in_order, write
+    from RLA.query.csv_write import fragment_candidates, write
 
     if not data_root.is_dir():
         return False
@@ -63,13 +63,7 @@ def stream(args: argparse.Namespace, data_root: Path, archived: Optional[bool]) 
             for path in catalog.undecodable
         ]
         report_skipped(skipped)
-        check_fragments(
-            (
-                (key.startswith("arc:"), key[4:] if key.startswith("arc:") else key, info, index)
-                for key, index, info in rows_in_order(catalog, args.task, archived)
-            ),
-            data_root,
-        )
+        check_fragments(fragment_candidates(catalog, args.task, archived), data_root)
         write(how, catalog, sys.stdout)
     return True
 

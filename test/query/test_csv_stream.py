@@ -189,3 +189,22 @@ def test_a_new_run_that_changes_a_columns_kind_is_written_in_the_new_kind(
     assert _same(root, monkeypatch)
     code, out, _, taken = _run(["list", "--format", "csv", "--data-root", str(root)], True, monkeypatch)
     assert taken and ",1.0," in out or out.rstrip().endswith("1.0"), out
+
+
+def test_fragments_of_every_shape_are_reported_as_the_frame_path_does(tmp_path: Path, monkeypatch) -> None:
+    import shutil
+
+    root = tmp_path / "data"
+    make_run(root, task="t", params={"a": 1})
+    no_code = make_run(root, task="t", params={"a": 2})
+    shutil.rmtree(no_code.code_dir)
+    archived = make_run(root, task="t", params={"a": 3}, archived=True)
+    shutil.rmtree(archived.code_dir)
+    code_only = make_run(root, task="t", params={"a": 4})
+    shutil.rmtree(code_only.log_dir)  # no run.json: its log/ counts too
+    legacy = make_run(root, task="u", params={"a": 5}, style="original")
+    shutil.rmtree(legacy.code_dir)
+    for options in [(), ("--all",), ("--archived",), ("--task", "u")]:
+        assert _same(root, monkeypatch, *options), options
+    _, _, err, _ = _run(["list", "--format", "csv", "--all", "--data-root", str(root)], True, monkeypatch)
+    assert err.count("is a fragment") == 4, err
