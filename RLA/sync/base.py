@@ -13,7 +13,7 @@ import os
 import posixpath
 import stat
 from dataclasses import dataclass
-from typing import IO, Callable, Dict, Iterator, List, Optional, Set, Tuple
+from typing import IO, Callable, Dict, Iterator, List, Optional, Protocol, Set, Tuple
 
 from RLA.errors import TransportError
 from RLA.safe_paths import is_plain_name
@@ -31,6 +31,17 @@ def is_special_mode(st_mode: Optional[int]) -> bool:
     if not st_mode:
         return False
     return not (stat.S_ISREG(st_mode) or stat.S_ISDIR(st_mode) or stat.S_ISLNK(st_mode))
+
+
+class Source(Protocol):
+    """What :meth:`Transport.write` reads bytes from: only ``read(n)`` is called.
+
+    An open binary file is one; so is a reader that hashes what passes through it (push).
+    """
+
+    def read(self, size: int = -1, /) -> bytes:
+        """Up to ``size`` bytes (all that is left for -1); ``b""`` at the end."""
+        ...
 
 
 class RemoteFileError(TransportError):
@@ -124,7 +135,7 @@ class Transport(abc.ABC):
     def write(
         self,
         rpath: str,
-        source: IO[bytes],
+        source: Source,
         offset: int,
         length: int,
         mtime: Optional[float] = None,
@@ -208,7 +219,7 @@ class Transport(abc.ABC):
     def send(
         self,
         rpath: str,
-        source: IO[bytes],
+        source: Source,
         offset: int,
         length: int,
         mtime: Optional[float] = None,
@@ -318,7 +329,7 @@ class _CappedSink:
         return len(data)
 
 
-def copy_stream(source: IO[bytes], write: Callable[[bytes], object], length: int, chunk: int = CHUNK) -> int:
+def copy_stream(source: Source, write: Callable[[bytes], object], length: int, chunk: int = CHUNK) -> int:
     """Copy exactly ``length`` bytes (fewer if ``source`` ends) from ``source`` to ``write``."""
     done = 0
     while done < length:

@@ -14,6 +14,7 @@ from RLA.sync.base import (
     PERMISSION_BITS,
     RemoteEntry,
     RemoteStat,
+    Source,
     WriteResult,
 )
 from RLA.sync.secrets import scrub
@@ -26,7 +27,7 @@ _FACTS = ["type", "size", "modify", "unix.mode"]
 class _Limited:
     """A read-only view of the next ``length`` bytes of a stream (counts what was read)."""
 
-    def __init__(self, source: IO[bytes], length: int) -> None:
+    def __init__(self, source: Source, length: int) -> None:
         self.source, self.left, self.done = source, length, 0
 
     def read(self, size: int = -1) -> bytes:
@@ -198,7 +199,7 @@ class FTPTransport(SessionTransport):
     def write(
         self,
         rpath: str,
-        source: IO[bytes],
+        source: Source,
         offset: int,
         length: int,
         mtime: Optional[float] = None,

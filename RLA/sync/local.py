@@ -14,6 +14,7 @@ from RLA.sync.base import (
     RemoteEntry,
     RemoteFileError,
     RemoteStat,
+    Source,
     Transport,
     WriteResult,
     copy_stream,
@@ -120,7 +121,7 @@ class LocalTransport(Transport):
     def write(
         self,
         rpath: str,
-        source: IO[bytes],
+        source: Source,
         offset: int,
         length: int,
         mtime: Optional[float] = None,

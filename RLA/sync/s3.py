@@ -22,6 +22,7 @@ from RLA.sync.base import (
     RemoteEntry,
     RemoteFileError,
     RemoteStat,
+    Source,
     Transport,
     WriteResult,
 )
@@ -250,7 +251,7 @@ class S3Transport(Transport):
     def write(
         self,
         rpath: str,
-        source: IO[bytes],
+        source: Source,
         offset: int,
         length: int,
         mtime: Optional[float] = None,
@@ -278,7 +279,7 @@ class S3Transport(Transport):
             self._compose(key, joined, meta)
         return WriteResult(sent, joined.size)
 
-    def _write_new(self, key: str, source: IO[bytes], length: int, meta: Dict[str, str]) -> WriteResult:
+    def _write_new(self, key: str, source: Source, length: int, meta: Dict[str, str]) -> WriteResult:
         """Replace ``key``: its old parts go first, then the first piece is one PUT."""
         self._drop_parts(key)
         data = source.read(min(length, self.piece_size))
@@ -291,7 +292,7 @@ class S3Transport(Transport):
         return WriteResult(len(data), joined.size)
 
     def _append(
-        self, joined: Joined, source: IO[bytes], length: int, meta: Dict[str, str]
+        self, joined: Joined, source: Source, length: int, meta: Dict[str, str]
     ) -> Tuple[int, Joined]:
         """Publish ``length`` bytes as parts of at most :attr:`piece_size` (one PUT each)."""
         base = joined.pieces[0]

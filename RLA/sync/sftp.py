@@ -18,6 +18,7 @@ from RLA.sync.base import (
     RemoteEntry,
     RemoteFileError,
     RemoteStat,
+    Source,
     Transport,
     WriteResult,
     copy_stream,
@@ -235,7 +236,7 @@ class SFTPTransport(SessionTransport):
     def write(
         self,
         rpath: str,
-        source: IO[bytes],
+        source: Source,
         offset: int,
         length: int,
         mtime: Optional[float] = None,
