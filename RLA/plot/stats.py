@@ -89,12 +89,32 @@ def bootstrap_ci(
     for start in range(0, samples, chunk):
         size = min(chunk, samples - start)
         picks = rng.integers(0, runs, size=(size, runs))
-        sample = matrix[picks]
-        # Without NaN, mean equals nanmean (the same sum and division) without its copies.
-        stats.append(sample.mean(axis=1) if how == "mean" and not has_nan else aggregate(sample, how, axis=1))
+        if how == "mean" and not has_nan and points > 1:
+            stats.append(resampled_mean(matrix, picks))
+        else:
+            stats.append(aggregate(matrix[picks], how, axis=1))
     table = np.concatenate(stats, axis=0)
     alpha = (1 - level) / 2 * 100
     return _nan_percentiles(table, [alpha, 100 - alpha])
+
+
+def resampled_mean(matrix: np.ndarray, picks: np.ndarray) -> np.ndarray:
+    """``matrix[picks].mean(axis=1)`` bit for bit, without the ``samples x runs x points`` copy.
+
+    For ``points > 1`` numpy sums ``matrix[picks]`` over axis 1 one run after the other into
+    a ``samples x points`` total, then divides by the run count; this does the same additions
+    in the same order on a total of that size (with one point numpy sums pairwise instead, so
+    :func:`bootstrap_ci` keeps the plain form there). Without NaN, the mean equals nanmean.
+
+    Args:
+        matrix: ``runs x points`` (no NaN).
+        picks: ``samples x runs`` row numbers of ``matrix``.
+    """
+    total = matrix[picks[:, 0]]  # a fresh array (fancy indexing copies)
+    for column in range(1, picks.shape[1]):
+        total += matrix[picks[:, column]]
+    total /= picks.shape[1]
+    return total
 
 
 def _nan_percentiles(table: np.ndarray, qs: Any) -> Tuple[np.ndarray, np.ndarray]:

@@ -89,6 +89,105 @@ def _all_columns(sources: Iterable[Tuple[str, Path]]) -> set:
     return columns
 
 
+#: One run's rows of one metric: ``(index, metric, xs, values)``.
+Piece = Tuple[str, str, Any, Any]
+
+
+def _bounds(x_bound: Optional[Union[float, Tuple[float, float]]]) -> Optional[Tuple[float, float]]:
+    """``(low, high)`` of ``x_bound`` (a number is an upper bound), None for no bound."""
+    if x_bound is None:
+        return None
+    if isinstance(x_bound, (tuple, list)):
+        low, high = x_bound
+        return low, high
+    return -float("inf"), x_bound
+
+
+def _numbers(frame: Any, column: str) -> Any:
+    """A column as float64 numbers (text that is not a number is NaN)."""
+    import pandas as pd
+
+    values = frame[column]
+    if getattr(values.dtype, "kind", "") in "iuf" and not pd.api.types.is_extension_array_dtype(values.dtype):
+        return values.to_numpy(dtype=float)  # what to_numeric(errors="coerce") gives, without its pass
+    return pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
+
+
+def _run_pieces(
+    index: str, frame: Any, x: str, metrics: Sequence[str], bounds: Optional[Tuple[float, float]]
+) -> List[Piece]:
+    """The rows of each metric of one run whose x and value are finite (and within the bounds)."""
+    import numpy as np
+
+    if x not in frame.columns:
+        return []
+    xs = _numbers(frame, x)
+    usable = np.isfinite(xs)
+    if bounds is not None:
+        usable &= (xs >= bounds[0]) & (xs <= bounds[1])
+    pieces = []
+    for metric in metrics:
+        if metric not in frame.columns or metric == x:
+            continue
+        ys = _numbers(frame, metric)
+        keep = usable & np.isfinite(ys)
+        if keep.any():
+            pieces.append((index, metric, xs[keep], ys[keep]))
+    return pieces
+
+
+def _read_all(
+    sources: Sequence[Tuple[str, Path]], x: str, metrics: Sequence[str], bounds: Optional[Tuple[float, float]]
+) -> Tuple[List[Piece], set, List[Tuple[str, str]]]:
+    """Read every run: ``(pieces, columns seen, skipped (index, reason))``."""
+    pieces: List[Piece] = []
+    seen: set = set()
+    skipped: List[Tuple[str, str]] = []
+    for index, log_dir in sources:
+        try:
+            frame = read_progress(log_dir, list(dict.fromkeys([x, *metrics])))  # each column once
+        except UnreadableFileError as exc:
+            skipped.append((index, f"corrupt progress.csv: {exc.reason}"))
+            continue
+        seen.update(frame.columns)
+        pieces.extend(_run_pieces(index, frame, x, metrics, bounds))
+    return pieces, seen, skipped
+
+
+def _check_missing(missing: List[str], sources: Sequence[Tuple[str, Path]]) -> None:
+    """Raise the QueryError naming the first column no run logged (with a close match)."""
+    columns = sorted(_all_columns(sources[:20]))
+    close = difflib.get_close_matches(missing[0], columns, n=1)
+    raise QueryError(
+        f"No selected run logged {missing[0]!r}",
+        expected=f"a progress.csv column of the selected runs ({', '.join(columns[:12]) or 'none'})",
+        found=f"{len(sources)} runs without {', '.join(missing)}",
+        fix=f"did you mean {close[0]!r}" if close else "check the metric names",
+    )
+
+
+def _frame(pieces: List[Piece], x: str) -> Any:
+    """The long frame of the pieces, in their order (one frame built once, not one per piece)."""
+    import numpy as np
+    import pandas as pd
+
+    if not pieces:
+        return pd.DataFrame(
+            {
+                "index": pd.Series(dtype=object),
+                "metric": pd.Series(dtype=object),
+                x: pd.Series(dtype=float),
+                "value": pd.Series(dtype=float),
+            }
+        )
+    lengths = [len(p[2]) for p in pieces]
+    indices = np.repeat(np.array([p[0] for p in pieces], dtype=object), lengths)
+    names = np.repeat(np.array([p[1] for p in pieces], dtype=object), lengths)
+    xs = np.concatenate([p[2] for p in pieces])
+    ys = np.concatenate([p[3] for p in pieces])
+    return pd.DataFrame({"index": indices, "metric": names, x: xs, "value": ys})
+
+
 def load_curves(
     runs: Any,
     metrics: Union[str, Sequence[str]],
@@ -115,9 +214,6 @@ def load_curves(
         RunNotFoundError: no runs were given.
         QueryError: a metric (or the x column) that none of the runs logged.
     """
-    import numpy as np
-    import pandas as pd
-
     metrics = [metrics] if isinstance(metrics, str) else list(metrics)
     sources = _sources(runs)
     if not sources:
@@ -127,52 +223,11 @@ def load_curves(
             found="an empty selection",
             fix="widen the task/regex/where filters",
         )
-    pieces = []
-    seen: set = set()
-    skipped: List[Tuple[str, str]] = []
-    for index, log_dir in sources:
-        try:
-            frame = read_progress(log_dir, [x] + metrics)
-        except UnreadableFileError as exc:
-            skipped.append((index, f"corrupt progress.csv: {exc.reason}"))
-            continue
-        seen.update(frame.columns)
-        if x not in frame.columns:
-            continue
-        xs = pd.to_numeric(frame[x], errors="coerce").to_numpy(dtype=float)
-        for metric in metrics:
-            if metric not in frame.columns or metric == x:
-                continue
-            ys = pd.to_numeric(frame[metric], errors="coerce").to_numpy(dtype=float)
-            keep = np.isfinite(xs) & np.isfinite(ys)
-            if x_bound is not None:
-                low, high = x_bound if isinstance(x_bound, (tuple, list)) else (-np.inf, x_bound)
-                keep &= (xs >= low) & (xs <= high)
-            if keep.any():
-                pieces.append(
-                    pd.DataFrame({"index": index, "metric": metric, x: xs[keep], "value": ys[keep]})
-                )
+    pieces, seen, skipped = _read_all(sources, x, metrics, _bounds(x_bound))
     warn_skipped(skipped)
     missing = [m for m in [x] + metrics if m not in seen]
     if missing and strict:
-        columns = sorted(_all_columns(sources[:20]))
-        close = difflib.get_close_matches(missing[0], columns, n=1)
-        raise QueryError(
-            f"No selected run logged {missing[0]!r}",
-            expected=f"a progress.csv column of the selected runs ({', '.join(columns[:12]) or 'none'})",
-            found=f"{len(sources)} runs without {', '.join(missing)}",
-            fix=f"did you mean {close[0]!r}" if close else "check the metric names",
-        )
-    if not pieces:
-        result = pd.DataFrame(
-            {
-                "index": pd.Series(dtype=object),
-                "metric": pd.Series(dtype=object),
-                x: pd.Series(dtype=float),
-                "value": pd.Series(dtype=float),
-            }
-        )
-    else:
-        result = pd.concat(pieces, ignore_index=True)
+        _check_missing(missing, sources)
+    result = _frame(pieces, x)
     result.attrs["skipped"] = skipped
     return result
