@@ -61,6 +61,18 @@ def _sftp_rows() -> Dict[str, Any]:
     return {row["method"]: row for row in rows}
 
 
+def _catalog_bytes(bucket: str, prefix: str) -> int:
+    """Bytes of the store's catalog objects now (a push's catalog upload is the growth of this)."""
+    import boto3
+
+    pages = (
+        boto3.client("s3")
+        .get_paginator("list_objects_v2")
+        .paginate(Bucket=bucket, Prefix=f"{prefix}/.rla-catalog/")
+    )
+    return sum(int(item["Size"]) for page in pages for item in page.get("Contents", ()))
+
+
 def _upload_tree(data: Path, bucket: str, prefix: str, threads: int = 32) -> int:
     """Every file of the synced data types to ``prefix/<same path>`` by plain PUTs (threads); returns the count."""
     import concurrent.futures
@@ -228,7 +240,9 @@ def main(argv: List[str] | None = None) -> int:
         out["naive_initial"] = _timed(naive)
         appended = grow(data, list(range(0, args.runs, max(1, args.runs // 10)))[:10], rng)
         out["appended_bytes"] = appended
-        out["rla_growth"] = _timed(lambda: syncer.push(runs).bytes_sent)
+        before = _catalog_bytes("bench", "rla")
+        out["rla_growth"] = _timed(lambda: syncer.push(runs).bytes_sent)  # the files' bytes
+        out["rla_growth"]["catalog_bytes"] = _catalog_bytes("bench", "rla") - before  # + its catalog entries
         out["naive_growth"] = _timed(naive)
         out["rla_no_change"] = _timed(lambda: syncer.push(runs).bytes_sent)
         out["rla_pull"] = _timed(lambda: RunSyncer(settings, work / "pulled").pull().bytes_received)

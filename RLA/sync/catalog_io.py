@@ -43,7 +43,6 @@ class CatalogObjects:
 
     def __init__(self, transport: Any, remote_root: str) -> None:
         self.client = transport.client
-        self.transport = transport  # its byte counters include the catalog's uploads
         self.base = transport.key_of(posixpath.join(remote_root, FOLDER)) + "/"
 
     def head_generation(self) -> Optional[str]:
@@ -66,9 +65,7 @@ class CatalogObjects:
             "written": time.time(),
             "nonce": os.urandom(8).hex(),
         }
-        data = json.dumps(body).encode("utf-8")
-        self.client.put(self.base + GENERATION, data, {})
-        self.transport.bytes_sent += len(data)
+        self.client.put(self.base + GENERATION, json.dumps(body).encode("utf-8"), {})
 
     def listed(self) -> List[ObjectInfo]:
         """The entry and shard objects (keys named as a push names them; other keys ignored)."""
@@ -84,7 +81,6 @@ class CatalogObjects:
         name = f"{time.time_ns():019d}-{os.urandom(8).hex()}.json.gz"
         key = f"{self.base}{kind}/{name}"
         self.client.put(key, data, {})
-        self.transport.bytes_sent += len(data)
         return key
 
     def get(self, obj: ObjectInfo) -> List[Entry]:
