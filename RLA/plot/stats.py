@@ -98,23 +98,32 @@ def bootstrap_ci(
     return _nan_percentiles(table, [alpha, 100 - alpha])
 
 
+#: Points summed at once by :func:`resampled_mean` (a ``samples x 256`` total stays in cache).
+_BLOCK = 256
+
+
 def resampled_mean(matrix: np.ndarray, picks: np.ndarray) -> np.ndarray:
     """``matrix[picks].mean(axis=1)`` bit for bit, without the ``samples x runs x points`` copy.
 
     For ``points > 1`` numpy sums ``matrix[picks]`` over axis 1 one run after the other into
     a ``samples x points`` total, then divides by the run count; this does the same additions
-    in the same order on a total of that size (with one point numpy sums pairwise instead, so
-    :func:`bootstrap_ci` keeps the plain form there). Without NaN, the mean equals nanmean.
+    in the same order, a block of points at a time (with one point numpy sums pairwise
+    instead, so :func:`bootstrap_ci` keeps the plain form there). Without NaN, the mean
+    equals nanmean.
 
     Args:
         matrix: ``runs x points`` (no NaN).
         picks: ``samples x runs`` row numbers of ``matrix``.
     """
-    total = matrix[picks[:, 0]]  # a fresh array (fancy indexing copies)
-    for column in range(1, picks.shape[1]):
-        total += matrix[picks[:, column]]
-    total /= picks.shape[1]
-    return total
+    out = np.empty((picks.shape[0], matrix.shape[1]))
+    for start in range(0, matrix.shape[1], _BLOCK):
+        block = np.ascontiguousarray(matrix[:, start : start + _BLOCK])
+        total = block[picks[:, 0]]  # a fresh array (fancy indexing copies)
+        for column in range(1, picks.shape[1]):
+            total += block[picks[:, column]]
+        total /= picks.shape[1]
+        out[:, start : start + _BLOCK] = total
+    return out
 
 
 def _nan_percentiles(table: np.ndarray, qs: Any) -> Tuple[np.ndarray, np.ndarray]:
