@@ -174,10 +174,10 @@ class _Compiler:
 
     def operand(self, node: ast.AST) -> Getter:
         name = self.dotted(node)
-        if name is not None:
+        if name is not None and isinstance(node, ast.expr):  # dotted() names only Name / Attribute
             self.names.add(name)
             self.positions.append((name, node.col_offset))
-            return lambda row, _n=name: row.value(_n)
+            return lambda row: row.value(name)
         if isinstance(node, ast.Call):
             return self.call(node)
         if isinstance(node, ast.BinOp) and type(node.op) in operators.ARITH:
@@ -199,7 +199,7 @@ class _Compiler:
         ):
             return self.boolean(node)
         value = self.literal(node)
-        return lambda row, _v=value: _v
+        return lambda row: value
 
     def call(self, node: ast.Call) -> Getter:
         func = node.func.id if isinstance(node.func, ast.Name) else None
@@ -233,7 +233,7 @@ class _Compiler:
         self.metrics.add(metric)
         self.positions.append((f"{func}('{metric}')", node.col_offset))
         self.positions.append((metric, node.col_offset))
-        return lambda row, _f=func, _m=metric: row.metric(_f, _m)
+        return lambda row: row.metric(func, metric)
 
     def compare(self, node: ast.Compare) -> Getter:
         getters = [self.operand(node.left)] + [self.operand(c) for c in node.comparators]
@@ -269,7 +269,8 @@ class _Compiler:
             getter = self.call(node)
             return lambda row: bool(getter(row))
         if isinstance(node, ast.Constant) and isinstance(node.value, bool):
-            return lambda row, _v=node.value: _v
+            flag = node.value
+            return lambda row: flag
         name = self.dotted(node)
         if name is not None:  # a bare boolean hyper-parameter: `use_gae and lr < 1`
             getter = self.operand(node)

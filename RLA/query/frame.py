@@ -93,7 +93,7 @@ def rows_to_frame(
         present = set(names)
         names = [name for name in dict.fromkeys(columns) if name in present]
     nan = float("nan")  # what from_records puts in a cell a row lacks
-    cells = {name: [item.get(name, nan) for item in records] for name in names}
+    cells: Dict[str, Any] = {name: [item.get(name, nan) for item in records] for name in names}
     if records:  # naive local times; numpy converts None to NaT (cheaper than pd.to_datetime)
         import numpy as np
 

@@ -84,7 +84,7 @@ def _compile_fallback(pattern: str) -> Matcher:
     try:
         from re import _parser as sre_parse  # type: ignore[attr-defined]
     except ImportError:  # Python < 3.11
-        import sre_parse  # type: ignore[no-redef]
+        import sre_parse  # type: ignore[no-redef,unused-ignore]  # needed or not by the Python mypy targets
     try:
         parsed = sre_parse.parse(pattern)
         compiled = re.compile(pattern)

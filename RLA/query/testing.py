@@ -12,7 +12,7 @@ import json
 import os
 import socket
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from RLA.fs import atomic_write_json
 from RLA.layout import ARCHIVE_TESTER, CODE, LOG, RunLayout
@@ -150,7 +150,7 @@ def _edit_info(**fields: Any) -> Callable[[RunLayout], None]:
     return edit
 
 
-def _replace(name: str, make: Callable[[Path], None], where: str = "log") -> Callable[[RunLayout], None]:
+def _replace(name: str, make: Callable[[Path], object], where: str = "log") -> Callable[[RunLayout], None]:
     def edit(layout: RunLayout) -> None:
         path = (layout.log_dir if where == "log" else layout.code_dir) / name
         if path.exists() or path.is_symlink():
@@ -161,18 +161,20 @@ def _replace(name: str, make: Callable[[Path], None], where: str = "log") -> Cal
 
 
 _DEEP = b"[" * 100_000 + b"]" * 100_000
+
+
 #: Damaged or crafted runs, by name: ``(how the run is damaged, text its reason contains)``.
 #: Each is a run a pull could bring; every reader must skip and report it.
+def _legacy_deep_parameters(layout: RunLayout) -> None:
+    """A run of the original project (no run.json) whose parameter.json nests 100,000 deep."""
+    os.unlink(layout.log_dir / "run.json")
+    _replace("parameter.json", lambda p: p.write_bytes(_DEEP), "code")(layout)
+
+
 CRAFTED: Dict[str, Tuple[Callable[[RunLayout], None], str]] = {
     "run_json_100k_deep": (_replace("run.json", lambda p: p.write_bytes(_DEEP)), "nested more than"),
     # a run of the original project (no run.json): its hyper-parameters come from parameter.json
-    "parameter_json_100k_deep": (
-        lambda layout: (
-            os.unlink(layout.log_dir / "run.json"),
-            _replace("parameter.json", lambda p: p.write_bytes(_DEEP), "code")(layout),
-        ),
-        "parameter.json",
-    ),
+    "parameter_json_100k_deep": (_legacy_deep_parameters, "parameter.json"),
     "heartbeat_int": (_edit_info(heartbeat=5, status="running"), "'heartbeat'"),
     "interval_soon": (_edit_info(heartbeat_interval="soon", status="running"), "'heartbeat_interval'"),
     "pid_2_70": (_edit_info(pid=2**70, status="running"), "'pid'"),
@@ -244,7 +246,7 @@ def make_crafted_runs(
     return good, bad
 
 
-def age_tree(root: os.PathLike, seconds_ago: Optional[float] = None) -> None:
+def age_tree(root: Union[str, os.PathLike], seconds_ago: Optional[float] = None) -> None:
     """Set every file and folder under ``root`` (the index file aside) to an old mtime.
 
     Runs then count as settled and listings as trusted, as in a database left alone for a while.
@@ -255,7 +257,7 @@ def age_tree(root: os.PathLike, seconds_ago: Optional[float] = None) -> None:
     from RLA.query.warm import SETTLE_S
 
     when = time.time() - (10 * SETTLE_S if seconds_ago is None else seconds_ago)
-    for dirpath, _, filenames in os.walk(root, topdown=False):
+    for dirpath, _, filenames in os.walk(os.fspath(root), topdown=False):
         for name in filenames:
             if not name.startswith(".rla_index"):
                 os.utime(os.path.join(dirpath, name), (when, when))
