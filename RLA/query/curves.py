@@ -108,7 +108,9 @@ def _numbers(frame: Any, column: str) -> Any:
     import pandas as pd
 
     values = frame[column]
-    if getattr(values.dtype, "kind", "") in "iuf" and not pd.api.types.is_extension_array_dtype(values.dtype):
+    if getattr(values.dtype, "kind", "O") in ("i", "u", "f") and not pd.api.types.is_extension_array_dtype(
+        values.dtype
+    ):
         return values.to_numpy(dtype=float)  # what to_numeric(errors="coerce") gives, without its pass
     return pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
 
