@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from typing import List, Optional
 
-from rla_scripts.commands._common import legacy_parser, run_legacy, selection_args
+from rla_scripts.legacy_args import legacy_parser, run_legacy, selection_args
 
 
 def main(argv: Optional[List[str]] = None) -> int:

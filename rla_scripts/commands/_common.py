@@ -12,7 +12,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, TypeVar
+from typing import Any, Dict, Iterable, List, Optional, Tuple, TypeVar
 
 from RLA.errors import ConfigError, RLAError, RunNotFoundError
 
@@ -163,7 +163,7 @@ def has_selector(args: argparse.Namespace) -> bool:
     )
 
 
-def bar(items: Sequence[T], total: int, desc: str) -> Iterable[T]:
+def bar(items: Iterable[T], total: int, desc: str) -> Iterable[T]:
     """A tqdm progress bar on stderr for long operations, on a terminal only (plain
     iteration otherwise: a log file or a pipe gets no bar lines)."""
     if total < BAR_THRESHOLD or not sys.stderr.isatty():
@@ -242,7 +242,9 @@ def check_fragments(runs: Iterable[Tuple[bool, str, bool, str]], data_root: Path
                 continue
             root = roots.get((archived, data_type))
             if root is None:
-                root = roots[archived, data_type] = os.path.join(type_root(data_root, data_type, archived), "")
+                root = roots[archived, data_type] = os.path.join(
+                    type_root(data_root, data_type, archived), ""
+                )
             if not os.path.isdir(root + relative):
                 missing.append(data_type)
         if missing:
@@ -352,60 +354,3 @@ def run_plan(plan: Any, args: argparse.Namespace, verb: str) -> int:
     done = len(results) - len(failed)
     print(f"{verb}: {done} runs done" + (f", {len(failed)} not done" if failed else ""))
     return 0 if not failed else 1
-
-
-# -- the original project's scripts (archive_expt.py, delete_expt.py, view_expt.py) --------
-def legacy_parser(description: str) -> argparse.ArgumentParser:
-    """The original scripts' options, plus ``--data_root`` (default: ``DATA_ROOT`` of a ``config.py``
-    / ``rla_script_config.py`` in the current folder, the original's convention)."""
-    from rla_scripts.script_config import config_data_root
-
-    parser = argparse.ArgumentParser(description=description)
-    parser.add_argument(
-        "--data_root",
-        "--data-root",
-        dest="data_root",
-        default=config_data_root(),
-        help="database root (default: DATA_ROOT of ./config.py or ./rla_script_config.py, "
-        "else $RLA_DATA_ROOT or the nearest rla_config.yaml)",
-    )
-    parser.add_argument("--task_table_name", "--task", dest="task", default=None)
-    parser.add_argument("--regex", default=None, help="glob on YYYY/MM/DD/<name>")
-    parser.add_argument("--yes", "-y", action="store_true", help="do not ask")
-    parser.add_argument("--dry-run", action="store_true")
-    return parser
-
-
-def run_legacy(
-    build: Callable[[argparse.Namespace], List[str]],
-    parser: argparse.ArgumentParser,
-    argv: Optional[List[str]] = None,
-) -> int:
-    """Translate the original options into an ``rla`` command line and run it."""
-    from rla_scripts.cli import main
-
-    args = parser.parse_args(argv)
-    try:
-        command = build(args)
-    except RLAError as exc:
-        from RLA.terminal import escape
-
-        print(f"error: {escape(exc)}", file=sys.stderr)
-        return exc.exit_code
-    if args.data_root:
-        command += ["--data-root", args.data_root]
-    if args.yes:
-        command.append("--yes")
-    if args.dry_run:
-        command.append("--dry-run")
-    return main(command)
-
-
-def selection_args(args: argparse.Namespace) -> List[str]:
-    """``--task``/``--regex`` for the rla command line."""
-    out: List[str] = []
-    if args.task:
-        out += ["--task", args.task]
-    if args.regex:
-        out += ["--regex", args.regex]
-    return out
