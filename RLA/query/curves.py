@@ -182,9 +182,10 @@ def _frame(pieces: List[Piece], x: str) -> Any:
                 "value": pd.Series(dtype=float),
             }
         )
-    lengths = [len(p[2]) for p in pieces]
-    indices = np.repeat(np.array([p[0] for p in pieces], dtype=object), lengths)
-    names = np.repeat(np.array([p[1] for p in pieces], dtype=object), lengths)
+    rows = np.repeat(np.arange(len(pieces)), [len(p[2]) for p in pieces])
+    # One text value per piece, converted once (pandas' own str/object choice), then repeated.
+    indices = pd.Series(np.array([p[0] for p in pieces], dtype=object)).array.take(rows)
+    names = pd.Series(np.array([p[1] for p in pieces], dtype=object)).array.take(rows)
     xs = np.concatenate([p[2] for p in pieces])
     ys = np.concatenate([p[3] for p in pieces])
     return pd.DataFrame({"index": indices, "metric": names, x: xs, "value": ys})
