@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Tuple, TypeVar
 
 from RLA.errors import ConfigError, RLAError, RunNotFoundError
+from RLA.text import count
 
 DATA_ROOT_ENV = "RLA_DATA_ROOT"
 #: Progress bars appear from this many items on.
@@ -258,7 +259,7 @@ def check_fragments(runs: Iterable[Tuple[bool, str, bool, str]], data_root: Path
     pending = pending_journals(data_root)
     if pending:
         print(
-            f"warning: {len(pending)} interrupted operation(s) pending in {data_root}; "
+            f"warning: {count(len(pending), 'interrupted operation')} pending in {data_root}; "
             "`rla fsck --repair` (or the next delete/archive/migrate) finishes them",
             file=sys.stderr,
         )
@@ -296,7 +297,7 @@ def require_runs(selection: Any, args: argparse.Namespace, data_root: Path) -> L
         raise RunNotFoundError(
             f"No run matches {describe_filters(args)} in {data_root}",
             expected="at least one run",
-            found=f"0 of {selection.scanned} runs",
+            found=f"0 of {count(selection.scanned, 'run')}",
             fix="widen the filters; `rla list` shows the runs",
         )
     return list(selection.runs)
@@ -341,7 +342,7 @@ def run_plan(plan: Any, args: argparse.Namespace, verb: str) -> int:
     if not plan.ready:
         print(f"nothing to {verb}", file=sys.stderr)
         return 1
-    if not confirm(f"{verb} {len(plan.ready)} runs?", args):
+    if not confirm(f"{verb} {count(len(plan.ready), 'run')}?", args):
         print("aborted: nothing changed")
         return 1
     results = plan.apply(progress=lambda items, n: bar(items, n, verb))
@@ -352,5 +353,5 @@ def run_plan(plan: Any, args: argparse.Namespace, verb: str) -> int:
         if item.result != "done":
             print(f"{item.index}: {item.result}", file=sys.stderr)
     done = len(results) - len(failed)
-    print(f"{verb}: {done} runs done" + (f", {len(failed)} not done" if failed else ""))
+    print(f"{verb}: {count(done, 'run')} done" + (f", {len(failed)} not done" if failed else ""))
     return 0 if not failed else 1

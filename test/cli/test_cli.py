@@ -144,7 +144,7 @@ def test_delete_dry_run_then_yes_moves_to_trash(db, capsys):
     assert "1 run to delete" in capsys.readouterr().out
     assert tree(db) == before
     assert main(["delete", "--data-root", str(db), "demo/2026/11/01/10-00-02", "--yes"]) == 0
-    assert "delete: 1 run" in capsys.readouterr().out  # "1 runs done" until _common.py says "1 run done"
+    assert "delete: 1 run done" in capsys.readouterr().out
     assert not find_runs(db, "demo/2026/11/01/10-00-02")
     trashed = [p for p in (db / ".trash").rglob("*") if p.name.startswith("10-00-02-000000")]
     assert {p.relative_to(db / ".trash").parts[1] for p in trashed} == set(DATA_TYPES)

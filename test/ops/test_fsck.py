@@ -111,7 +111,7 @@ def test_a_pending_journal_is_reported_warned_and_finished(db, tmp_path, capsys)
     assert os.WEXITSTATUS(status) == 86
     assert [f.kind for f in scan(db).findings if f.kind == "journal"] == ["journal"]
     assert main(["list", "--data-root", str(db), "--all"]) == 0
-    assert "1 interrupted operation(s) pending" in capsys.readouterr().err
+    assert "1 interrupted operation pending" in capsys.readouterr().err
     assert main(["archive", "--task", "demo", "--yes", "--dry-run", "--data-root", str(db)]) == 0
     assert len(os.listdir(db / JOURNAL_DIR)) == 2  # a dry run changes nothing
     assert main(["fsck", "--repair", "--data-root", str(db)]) == 0
