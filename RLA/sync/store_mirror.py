@@ -280,6 +280,24 @@ def _mark_changed(
         mark_changed(cache, list(touched.values()))
 
 
+def _plan_downloads(
+    runs: Dict[str, StoreRun], cache: Path, recorded: Dict[str, list], max_size: int
+) -> Tuple[Dict[str, list], List[Job]]:
+    """The records of cached files still current, and one download job per run with files to fetch."""
+    records: Dict[str, list] = {}
+    jobs: List[Job] = []
+    for run in runs.values():
+        local = run.remote.moved(data_root=cache)
+        steps, there = plan_run(run, local, recorded, max_size)
+        planned = {step.key for step in steps}
+        for key in there:
+            if key not in planned:
+                records[_rel(local, _cached_path(local, key))] = run.files[key].record()
+        if steps:
+            jobs.append((run, local, steps, there))
+    return records, jobs
+
+
 def mirror(
     transport: Transport,
     remote_root: str,
@@ -305,18 +323,7 @@ def mirror(
     result = MirrorResult(listed_at=time.time())
     runs = list_store(transport, remote_root, data_types, refuse)
     result.runs = sorted(runs)
-    records: Dict[str, list] = {}
-    jobs: List[Job] = []
-    for run in runs.values():
-        local = run.remote.moved(data_root=cache)
-        steps, there = plan_run(run, local, recorded, max_size)
-        planned = {step.key for step in steps}
-        for key in there:
-            if key not in planned:
-                records[_rel(local, _cached_path(local, key))] = run.files[key].record()
-        if steps:
-            jobs.append((run, local, steps, there))
-
+    records, jobs = _plan_downloads(runs, cache, recorded, max_size)
     changed: Dict[str, RunLayout] = {}
 
     def done(job: Job, outcome: object) -> None:
