@@ -318,6 +318,48 @@ def check_size(text: str, tree: ast.AST) -> None:
                 stack.append((child, depth + 1))
 
 
+def _too_deep(found: str) -> QueryError:
+    """The error for a query nested deeper than the parser (or :data:`MAX_DEPTH`) accepts."""
+    return QueryError(
+        "Query nested too deeply",
+        expected=f"at most {MAX_DEPTH} levels of nested operators or parentheses",
+        found=found,
+        fix=_NESTING_FIX,
+    )
+
+
+def _parse_tree(text: str) -> ast.Expression:
+    """``text`` parsed by Python as one expression; its failures become :class:`QueryError`."""
+    try:
+        return ast.parse(text, mode="eval")
+    except (RecursionError, MemoryError):  # Python's own parser gave up on the nesting
+        raise _too_deep("more than Python's parser accepts") from None
+    except SyntaxError as exc:
+        if "too many nested" in str(exc.msg):
+            raise _too_deep(str(exc.msg)) from None
+        hint = "use == to compare, and/or/not to combine, quotes around strings"
+        if re.search(r"(?<![=!<>])=(?!=)", text):
+            hint = "use == (not =) to test equality"
+        raise _error(
+            text,
+            (exc.offset or 1) - 1,
+            f"Syntax error in query ({exc.msg})",
+            expected="a Python-like boolean expression",
+            fix=hint,
+        ) from None
+
+
+def _conjuncts(text: str, body: ast.expr) -> Tuple[Tuple[FrozenSet[str], FrozenSet[str], Getter], ...]:
+    """``(names, metrics, predicate)`` of each top-level ``and`` term of ``body`` (see :class:`Query`)."""
+    terms = body.values if isinstance(body, ast.BoolOp) and isinstance(body.op, ast.And) else [body]
+    conjuncts = []
+    for term in terms:
+        part = _Compiler(text)
+        getter = part.boolean(term)
+        conjuncts.append((frozenset(part.names), frozenset(part.metrics), getter))
+    return tuple(conjuncts)
+
+
 def parse_query(text: str) -> Query:
     """Parse ``text`` into a :class:`Query`.
 
@@ -341,52 +383,15 @@ def parse_query(text: str) -> Query:
             found=f"{len(text)} characters",
             fix="simplify the expression",
         )
-    try:
-        tree = ast.parse(text, mode="eval")
-    except (RecursionError, MemoryError):  # Python's own parser gave up on the nesting
-        raise QueryError(
-            "Query nested too deeply",
-            expected=f"at most {MAX_DEPTH} levels of nested operators or parentheses",
-            found="more than Python's parser accepts",
-            fix=_NESTING_FIX,
-        ) from None
-    except SyntaxError as exc:
-        if "too many nested" in str(exc.msg):
-            raise QueryError(
-                "Query nested too deeply",
-                expected=f"at most {MAX_DEPTH} levels of nested operators or parentheses",
-                found=str(exc.msg),
-                fix=_NESTING_FIX,
-            ) from None
-        offset = (exc.offset or 1) - 1
-        hint = "use == to compare, and/or/not to combine, quotes around strings"
-        if re.search(r"(?<![=!<>])=(?!=)", text):
-            hint = "use == (not =) to test equality"
-        raise _error(
-            text,
-            offset,
-            f"Syntax error in query ({exc.msg})",
-            expected="a Python-like boolean expression",
-            fix=hint,
-        ) from None
+    tree = _parse_tree(text)
     check_size(text, tree)
     compiler = _Compiler(text)
     predicate = compiler.boolean(tree.body)
-    terms = (
-        tree.body.values
-        if isinstance(tree.body, ast.BoolOp) and isinstance(tree.body.op, ast.And)
-        else [tree.body]
-    )
-    conjuncts = []
-    for term in terms:
-        part = _Compiler(text)
-        getter = part.boolean(term)
-        conjuncts.append((frozenset(part.names), frozenset(part.metrics), getter))
     return Query(
         text=text,
         predicate=predicate,
         names=frozenset(compiler.names),
         metrics=frozenset(compiler.metrics),
         positions=tuple(compiler.positions),
-        conjuncts=tuple(conjuncts),
+        conjuncts=_conjuncts(text, tree.body),
     )
