@@ -203,32 +203,80 @@ def check_task(catalog: Catalog, task: str, scanned: int) -> None:
     )
 
 
-def _sql_filters(
-    query: Optional[Query],
-    statuses: List[str],
-    since_t: Optional[_dt.datetime],
-    until_t: Optional[_dt.datetime],
-) -> Tuple[str, Tuple[Any, ...]]:
+@dataclass(frozen=True)
+class _Filters:
+    """The parsed filters of one selection: SQL narrows the candidates, :meth:`admits` decides."""
+
+    query: Optional[Query]
+    selectors: List[str]
+    since: Optional[_dt.datetime]
+    until: Optional[_dt.datetime]
+    statuses: List[str]
+
+    def admits(self, row: RunRow) -> bool:
+        """Whether ``row`` passes every filter (checked in order of cost)."""
+        if self.selectors and not any(match_selector(row.layout, s) for s in self.selectors):
+            return False
+        if self.since and (row.start_time is None or row.start_time < self.since):
+            return False
+        if self.until and (row.start_time is None or row.start_time > self.until):
+            return False
+        if self.statuses and row.status not in self.statuses:
+            return False
+        return self.query is None or self.query.matches(row.view())
+
+
+def _parse_filters(
+    where: Union[str, Query, None],
+    regex: Union[str, Sequence[str], None],
+    since: Any,
+    until: Any,
+    status: Union[str, Sequence[str], None],
+) -> _Filters:
+    """The filter arguments of :func:`select_runs`, parsed and checked (see there).
+
+    Raises:
+        QueryError: a bad expression, date or status.
+    """
+    from RLA.manager.run_info import STATUSES
+
+    query = parse_query(where) if isinstance(where, str) else where
+    since_t, until_t = parse_when(since), parse_when(until, end=True)
+    statuses = [status] if isinstance(status, str) else list(status or [])
+    allowed = set(STATUSES) | {UNKNOWN_STATUS}
+    for item in statuses:
+        if item not in allowed:
+            raise QueryError(
+                f"Unknown status {item!r}",
+                expected=f"one of {', '.join(sorted(allowed))}",
+                found=repr(item),
+                fix="pick a listed status",
+            )
+    selectors = [regex] if isinstance(regex, str) else list(regex or [])
+    return _Filters(query, selectors, since_t, until_t, statuses)
+
+
+def _sql_filters(filters: _Filters) -> Tuple[str, Tuple[Any, ...]]:
     """The SQL condition selecting the candidates (a superset: Python decides exactly)."""
     from RLA.query.sqlwhere import compile_query
     from RLA.query.stored import TIME_FORMAT
 
     parts: List[str] = []
     args: Tuple[Any, ...] = ()
-    if query is not None:
-        (may, may_args), _ = compile_query(query)
+    if filters.query is not None:
+        (may, may_args), _ = compile_query(filters.query)
         parts.append(may)
         args += may_args
-    if statuses:  # a stored 'running' may be crashed now: Python decides those
-        parts.append(f"(status IN ({', '.join('?' * len(statuses))}) OR status = 'running')")
-        args += tuple(statuses)
+    if filters.statuses:  # a stored 'running' may be crashed now: Python decides those
+        parts.append(f"(status IN ({', '.join('?' * len(filters.statuses))}) OR status = 'running')")
+        args += tuple(filters.statuses)
     slack = _dt.timedelta(days=2)  # stored times are local to the writer's time zone
-    if since_t is not None:
+    if filters.since is not None:
         parts.append("start_time >= ?")
-        args += ((since_t - slack).strftime(TIME_FORMAT),)
-    if until_t is not None:
+        args += ((filters.since - slack).strftime(TIME_FORMAT),)
+    if filters.until is not None:
         parts.append("start_time <= ?")
-        args += ((until_t + slack).strftime(TIME_FORMAT),)
+        args += ((filters.until + slack).strftime(TIME_FORMAT),)
     return " AND ".join(parts) or "1", args
 
 
@@ -286,39 +334,11 @@ def select_runs(
         RunNotFoundError: ``task`` has no run at all.
         QueryError: a bad expression, date, status or an unknown name/metric.
     """
-    from RLA.manager.run_info import STATUSES
-
-    query = parse_query(where) if isinstance(where, str) else where
-    since_t, until_t = parse_when(since), parse_when(until, end=True)
-    statuses = [status] if isinstance(status, str) else list(status or [])
-    allowed = set(STATUSES) | {UNKNOWN_STATUS}
-    for item in statuses:
-        if item not in allowed:
-            raise QueryError(
-                f"Unknown status {item!r}",
-                expected=f"one of {', '.join(sorted(allowed))}",
-                found=repr(item),
-                fix="pick a listed status",
-            )
-    selectors = [regex] if isinstance(regex, str) else list(regex or [])
+    filters = _parse_filters(where, regex, since, until, status)
     own = not isinstance(data_root, Catalog)
     catalog = data_root if isinstance(data_root, Catalog) else Catalog(Path(data_root))
     try:
-        return _select(
-            catalog,
-            task,
-            archived,
-            query,
-            selectors,
-            since_t,
-            until_t,
-            statuses,
-            include_broken,
-            progress,
-            verify,
-            limit,
-            offset,
-        )
+        return _select(catalog, task, archived, filters, include_broken, progress, verify, limit, offset)
     finally:
         if own:
             catalog.close()
@@ -328,17 +348,14 @@ def _select(
     catalog: Catalog,
     task: Optional[str],
     archived: Optional[bool],
-    query: Optional[Query],
-    selectors: List[str],
-    since_t: Optional[_dt.datetime],
-    until_t: Optional[_dt.datetime],
-    statuses: List[str],
+    filters: _Filters,
     include_broken: bool,
     progress: Optional[ProgressFn],
     verify: bool,
     limit: Optional[int],
     offset: int,
 ) -> Selection:
+    """:func:`select_runs` on an open catalog, its filters parsed."""
     from RLA.query.tree import layout_of
 
     damaged = catalog.refresh(task, archived, progress, verify)
@@ -348,8 +365,8 @@ def _select(
     ) + len(damaged)
     if task is not None:
         check_task(catalog, task, scanned)
-    if query is not None:
-        check_query_names(catalog, query, task, archived, damaged.values())
+    if filters.query is not None:
+        check_query_names(catalog, filters.query, task, archived, damaged.values())
     broken = [(layout_of(catalog.data_root, key), damaged[key]) for key in sorted(damaged)]
     result = Selection(
         scanned=scanned, skipped=[(layout.index, "; ".join(rec.problems)) for layout, rec in broken]
@@ -362,8 +379,8 @@ def _select(
         )
         for path in catalog.undecodable
     ]
-    where, args = _sql_filters(query, statuses, since_t, until_t)
-    exact_page = where == "1" and not selectors and not (include_broken and broken)
+    where, args = _sql_filters(filters)
+    exact_page = where == "1" and not filters.selectors and not (include_broken and broken)
     stored = catalog.fetch(
         task, archived, where, args, limit if exact_page else None, offset if exact_page else 0
     )
@@ -371,16 +388,8 @@ def _select(
     for layout, record in _merged(stored, broken if include_broken else []):
         if limit is not None and len(result.runs) >= limit:
             break
-        if selectors and not any(match_selector(layout, s) for s in selectors):
-            continue
         row = RunRow(layout, record)
-        if since_t and (row.start_time is None or row.start_time < since_t):
-            continue
-        if until_t and (row.start_time is None or row.start_time > until_t):
-            continue
-        if statuses and row.status not in statuses:
-            continue
-        if query is not None and not query.matches(row.view()):
+        if not filters.admits(row):
             continue
         if skip:
             skip -= 1
