@@ -84,51 +84,15 @@ def make_run(
     params = dict(params or {})
     when = when or next_time()
     tracked = list(tracked) if tracked is not None else sorted(params)
-    name = format_run_name(when, ip, [(k, params.get(k)) for k in tracked])
-    if style == "original":
-        name = f"{when.strftime('%H-%M-%S-%f')} {ip} &" + "&".join(
-            f"{k}={sanitize_value(params.get(k))}" for k in tracked
-        )
+    name = _run_name(when, ip, params, tracked, style)
     layout = RunLayout(Path(data_root), task, when.strftime("%Y/%m/%d"), name, archived)
     for data_type in types:
         if data_type != ARCHIVE_TESTER:
             layout.path(data_type).mkdir(parents=True, exist_ok=True)
-    log_dir = layout.log_dir
-    log_dir.mkdir(parents=True, exist_ok=True)
-    start = when.astimezone().isoformat(timespec="microseconds")
+    layout.log_dir.mkdir(parents=True, exist_ok=True)
     if style in ("current", "synced"):
-        info = {
-            "format_version": 1,
-            "index": layout.index,
-            "task": task,
-            "name": name,
-            "date": layout.date,
-            "record_date": layout.record_date,
-            "hyper_params": params,
-            "tracked_keys": tracked,
-            "host": host or socket.gethostname(),
-            "ip": ip,
-            "pid": 1,
-            "start_time": start,
-            "status": status,
-            "heartbeat": start,
-            "heartbeat_interval": 30.0,
-            "end_time": None if status == "running" else start,
-            "parent": None,
-            "git": {"commit": "0" * 40, "branch": "main", "dirty": False},
-        }
-        if status == "running":
-            info["heartbeat"] = _dt.datetime.now().astimezone().isoformat(timespec="microseconds")
-            info["pid"] = os.getpid()
-        atomic_write_json(log_dir / "run.json", info, durable=False)
-    if style in ("current", "original"):
-        layout.code_dir.mkdir(parents=True, exist_ok=True)
-        (layout.code_dir / "parameter.json").write_text(
-            json.dumps(params, sort_keys=True, indent=4), encoding="utf-8"
-        )
-    if style in ("original", "backup"):
-        lines = [f"[BACKUP] 0 : key: {k}, value: {v}" for k, v in sorted(params.items())]
-        (log_dir / "backup.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        _write_run_json(layout, params, tracked, when, status, ip, host)
+    _write_params(layout, params, style)
     if ARCHIVE_TESTER in types:
         atomic_write_json(
             layout.archive_tester_file,
@@ -136,8 +100,66 @@ def make_run(
             durable=False,
         )
     if curves is not None:
-        write_progress(log_dir / "progress.csv", curves, steps)
+        write_progress(layout.log_dir / "progress.csv", curves, steps)
     return layout
+
+
+def _run_name(when: _dt.datetime, ip: str, params: Dict[str, Any], tracked: List[str], style: str) -> str:
+    """The run's folder name: the current format, or the original's space-separated one."""
+    if style == "original":
+        return f"{when.strftime('%H-%M-%S-%f')} {ip} &" + "&".join(
+            f"{k}={sanitize_value(params.get(k))}" for k in tracked
+        )
+    return format_run_name(when, ip, [(k, params.get(k)) for k in tracked])
+
+
+def _write_params(layout: RunLayout, params: Dict[str, Any], style: str) -> None:
+    """Write the hyper-parameters where ``style`` keeps them: ``parameter.json`` and/or ``backup.txt``."""
+    if style in ("current", "original"):
+        layout.code_dir.mkdir(parents=True, exist_ok=True)
+        (layout.code_dir / "parameter.json").write_text(
+            json.dumps(params, sort_keys=True, indent=4), encoding="utf-8"
+        )
+    if style in ("original", "backup"):
+        lines = [f"[BACKUP] 0 : key: {k}, value: {v}" for k, v in sorted(params.items())]
+        (layout.log_dir / "backup.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _write_run_json(
+    layout: RunLayout,
+    params: Dict[str, Any],
+    tracked: List[str],
+    when: _dt.datetime,
+    status: str,
+    ip: str,
+    host: Optional[str],
+) -> None:
+    """Write the run's ``run.json`` (a ``running`` run gets a fresh heartbeat and this process's pid)."""
+    start = when.astimezone().isoformat(timespec="microseconds")
+    info = {
+        "format_version": 1,
+        "index": layout.index,
+        "task": layout.task,
+        "name": layout.name,
+        "date": layout.date,
+        "record_date": layout.record_date,
+        "hyper_params": params,
+        "tracked_keys": tracked,
+        "host": host or socket.gethostname(),
+        "ip": ip,
+        "pid": 1,
+        "start_time": start,
+        "status": status,
+        "heartbeat": start,
+        "heartbeat_interval": 30.0,
+        "end_time": None if status == "running" else start,
+        "parent": None,
+        "git": {"commit": "0" * 40, "branch": "main", "dirty": False},
+    }
+    if status == "running":
+        info["heartbeat"] = _dt.datetime.now().astimezone().isoformat(timespec="microseconds")
+        info["pid"] = os.getpid()
+    atomic_write_json(layout.log_dir / "run.json", info, durable=False)
 
 
 def _edit_info(**fields: Any) -> Callable[[RunLayout], None]:
