@@ -135,7 +135,9 @@ def test_sigkill_at_random_moments_never_loses_an_acknowledged_row(tmp_path: Pat
     path = tmp_path / "progress.csv"
     kills, during_widening, deadline = 0, 0, time.monotonic() + 150
     target_kills = 36
-    while kills < target_kills and time.monotonic() < deadline:
+    # Keep going until enough kills also landed inside a header widening: on a loaded machine the
+    # aimed kills miss more often, so they need more attempts (bounded by the deadline).
+    while (kills < target_kills or during_widening < 3) and time.monotonic() < deadline:
         proc = _spawn(tmp_path, stop_at=10**9, seed=kills)
         lines: List[str] = []
         try:
