@@ -8,23 +8,14 @@ from typing import List, Optional, Tuple
 
 from RLA.errors import RLAError
 from RLA.fs import atomic_write_text
+from RLA.manager.code_backup import LEGACY_RLA_RULES
 from RLA.text import count
 
 #: The comment line above the entries ``rla init`` adds to ``.gitignore``.
 BLOCK_MARKER = "# RLA database (rla init)"
 #: What older versions of ``rla init`` wrote: unanchored folder names that also hid a project's
 #: own ``code/``, ``log/`` or ``results/`` source folders. Removed from RLA's block on the next init.
-LEGACY_ENTRIES = (
-    "**/archive_tester/**",
-    "**/checkpoint/**",
-    "**/code/**",
-    "**/results/**",
-    "**/log/**",
-    "**/arc/**",
-    "**/replay/**",
-    ".trash/",
-    ".rla_index.sqlite*",
-)
+LEGACY_ENTRIES = (*LEGACY_RLA_RULES, ".trash/", ".rla_index.sqlite*")
 
 
 def data_root_entry(folder: Path, data_root: str) -> Optional[str]:
