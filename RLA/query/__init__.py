@@ -18,16 +18,29 @@ import os
 from typing import Any, Optional, Sequence, Union
 
 from RLA.query.catalog import Catalog
-from RLA.query.curves import BrokenRunWarning, load_curves
-from RLA.query.curves import warn_skipped as _warn
 from RLA.query.expr import Query, parse_query
 from RLA.query.frame import metric_column, rows_to_frame
 from RLA.query.selection import RunRow, Selection, parse_when, select_runs
 from RLA.query.warm import WARM
 
+#: Names loaded on first use (:mod:`RLA.query.curves` needs numpy; a listing does not).
+_LAZY = {"BrokenRunWarning": "RLA.query.curves", "load_curves": "RLA.query.curves"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 def warn_skipped(selection: Selection) -> None:
     """Emit one :class:`BrokenRunWarning` per run left out of ``selection``."""
+    from RLA.query.curves import warn_skipped as _warn
+
     _warn(selection.skipped, stacklevel=4)
 
 

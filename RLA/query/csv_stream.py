@@ -29,6 +29,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
+from RLA.query.csv_survey import Survey, base_tags_without, survey
 from RLA.query.expr import METRIC_FUNCS
 from RLA.query.frame import BASE_COLUMNS, metric_column
 
@@ -109,6 +110,8 @@ class Plan:
     overrides: List[str] = field(default_factory=list)
     #: ``{key: {column: value}}`` of the rows built by the reference code.
     special: Dict[str, Dict[str, Any]] = field(default_factory=dict)
+    #: The value tags of each column over the normal rows (:mod:`RLA.query.csv_sql` renders them).
+    tags: Dict[str, Set[str]] = field(default_factory=dict)
 
 
 def json_path(key: str) -> str:
@@ -146,84 +149,6 @@ def _special_items(
     return items, params, metrics
 
 
-def _surveys(
-    catalog: Any, scope: str, args: Tuple[Any, ...]
-) -> Tuple[int, Dict[str, Set[str]], Dict[str, int]]:
-    """``(normal rows, {column: tags}, {param: rows having it})`` over the normal rows."""
-    normal = f"{scope} AND exact AND plain AND status != 'running'"
-    conn = catalog.conn
-    count = int(conn.execute(f"SELECT count(*) FROM runs WHERE {normal}", args).fetchone()[0])
-    tags: Dict[str, Set[str]] = {}
-    having: Dict[str, int] = {}
-    for key, kind, n in conn.execute(
-        f"SELECT j.key, j.type, count(*) FROM runs, json_each(runs.pjson) j WHERE {normal} GROUP BY 1, 2",
-        args,
-    ):
-        tags.setdefault(f"p:{key}", set()).add(_JSON_TAGS[kind])
-        having[key] = having.get(key, 0) + n
-    rows_with: Dict[str, int] = {}
-    for metric, position, kind, n in conn.execute(
-        f"SELECT j.key, k.key, k.type, count(*) FROM runs, json_each(runs.mjson) j, json_each(j.value) k "
-        f"WHERE {normal} GROUP BY 1, 2, 3",
-        args,
-    ):
-        tags.setdefault(f"m:{metric}:{position}", set()).add(_JSON_TAGS[kind])
-        if position == 0:
-            rows_with[metric] = rows_with.get(metric, 0) + n
-    for metric, n in rows_with.items():
-        if n < count:
-            for position in range(len(METRIC_FUNCS)):
-                tags.setdefault(f"m:{metric}:{position}", set()).add("missing")
-    for key, n in having.items():
-        if n < count:
-            tags[f"p:{key}"].add("missing")
-    return count, tags, having
-
-
-_TYPEOF = {"text": "str", "integer": "int", "real": "float", "null": "na"}
-_CONSTANT = {"index": "str", "task": "str", "status": "str", "name": "str", "log_dir": "str"}
-_CONSTANT.update({"archived": "bool", "param_source": "str"})
-_TYPED = ("host", "ip", "parent", "time_step", "n_rows")
-
-
-def _surveyed(
-    catalog: Any, scope: str, args: Tuple[Any, ...]
-) -> Tuple[int, Dict[str, Set[str]], Dict[str, int], Dict[str, Set[str]]]:
-    """:func:`_surveys` and :func:`_base_tags` of the normal rows, remembered in the index's
-    ``meta`` table for the current generation (any change to a stored run bumps it), so the
-    next listing of the same scope skips the scans."""
-    key = "csv_survey:" + json.dumps([scope, list(args)])
-    generation = catalog.generation
-    row = catalog.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-    if row is not None:
-        saved = json.loads(row[0])
-        if saved["generation"] == generation:
-            sets = {name: set(found) for name, found in saved["tags"].items()}
-            base = {name: set(found) for name, found in saved["base"].items()}
-            return saved["count"], sets, saved["having"], base
-    count, tags, having = _surveys(catalog, scope, args)
-    base = _base_tags(catalog, f"{scope} AND exact AND plain AND status != 'running'", args)
-    value = {"generation": generation, "count": count, "having": having}
-    value["tags"] = {name: sorted(found) for name, found in tags.items()}
-    value["base"] = {name: sorted(found) for name, found in base.items()}
-    if catalog.file.begin():  # a cache: skipped when the file cannot be written now
-        catalog.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, json.dumps(value)))
-        catalog.file.commit(False)
-    return count, tags, having, base
-
-
-def _base_tags(catalog: Any, where: str, args: Tuple[Any, ...]) -> Dict[str, Set[str]]:
-    """Tags of every base column over the normal rows selected by ``where`` (one scan)."""
-    tags: Dict[str, Set[str]] = {name: set() for name in list(_CONSTANT) + list(_TYPED)}
-    sql = f"SELECT {', '.join(f'typeof({c})' for c in _TYPED)} FROM runs WHERE {where} GROUP BY 1, 2, 3, 4, 5"
-    for types in catalog.conn.execute(sql, args):
-        for name, kind in zip(_TYPED, types):
-            tags[name].add(_TYPEOF[kind])
-        for name, kind in _CONSTANT.items():
-            tags[name].add(kind)
-    return tags
-
-
 #: rla list's default order: newest first (SQLite puts NULLs last in DESC), ties by index.
 ORDER = "start_time DESC, idx, key"
 
@@ -252,6 +177,7 @@ def plan(
     archived: Optional[bool],
     columns: Optional[Sequence[str]] = None,
     limit: Optional[int] = None,
+    where: Optional[Tuple[str, Sequence[Any]]] = None,
 ) -> Optional[Plan]:
     """How to write the scope's listing (call after ``catalog.refresh``); None: use the frame.
 
@@ -260,17 +186,19 @@ def plan(
         task, archived: the scope (as :meth:`Catalog.refresh`).
         columns: only these columns (``rla list --columns``); None: every column.
         limit: the first ``limit`` runs of the listing.
+        where: an SQL condition (and its arguments) selecting the rows listed, all in the scope
+            (e.g. ``key IN (...)``); the scope itself is then not tested again.
     """
     scope, args = catalog.scope_sql(task, [False, True] if archived is None else [archived])
-    total, foreign, short, long = catalog.conn.execute(
-        "SELECT count(*), sum(tz != ?), min(min(length(start_time)), min(length(end_time))), "
-        f"max(max(length(start_time)), max(length(end_time))) FROM runs WHERE {scope}",
-        (tz_signature(),) + args,
-    ).fetchone()
-    if not total or foreign or (short is not None and short != long):
+    if where is not None:  # rows of the scope by construction: no scope test (keys are looked up)
+        scope, args = where[0], tuple(where[1])
+    found = survey(catalog, scope, args)
+    if not found.total or found.foreign:
         return None  # nothing to list, times of another zone, or years before 1000
-    special, special_params, special_metrics = _special_items(catalog, scope, args)
-    count, tags, having, base = _surveyed(catalog, scope, args)
+    special, special_params, special_metrics = (
+        _special_items(catalog, scope, args) if found.special else ({}, set(), set())
+    )
+    tags, having = found.tags, found.having
     param_keys = set(having) | special_params
     metrics = sorted({key[2:].rpartition(":")[0] for key in tags if key[0] == "m"} | special_metrics)
     summaries = [metric_column(func, metric) for metric in metrics for func in METRIC_FUNCS]
@@ -287,29 +215,27 @@ def plan(
     )
     out.overrides = [b for b in BASE_COLUMNS if b in param_keys and b != "status"]
     out.special = special
-    normal = f"{scope} AND exact AND plain AND status != 'running'"
     for name in names:
-        found = _column_tags(catalog, name, out, tags, base if count else {}, normal)
-        found |= {_tag(item.get(name, MISSING)) for item in special.values()}
-        out.kinds[name] = _kind(found)
-    out.time_widths = _time_widths(catalog, scope, args, limit)
+        out.tags[name] = _column_tags(name, out, found)
+        every = out.tags[name] | {_tag(item.get(name, MISSING)) for item in special.values()}
+        out.kinds[name] = _kind(every)
+    out.time_widths = (
+        dict(zip(TIMES, found.widths)) if limit is None else _time_widths(catalog, scope, args, limit)
+    )
     return out
 
 
-def _column_tags(
-    catalog: Any, name: str, plan: Plan, tags: Dict[str, Set[str]], base: Dict[str, Set[str]], normal: str
-) -> Set[str]:
-    """The tags of column ``name`` over the normal rows (``base``: of the base columns; empty
-    when there is no normal row)."""
-    if not base or name in TIMES:
+def _column_tags(name: str, plan: Plan, found: Survey) -> Set[str]:
+    """The tags of column ``name`` over the normal rows (empty when there is none)."""
+    if not found.count or name in TIMES:
         return set()
     if name in BASE_COLUMNS:
         if name not in plan.overrides:
-            return base[name]
-        lacking = _base_tags(catalog, f"{normal} AND pjson -> ? IS NULL", plan.args + (json_path(name),))
-        return (tags.get(f"p:{name}", set()) - {"missing"}) | lacking[name]
+            return found.base[name]
+        lacking = base_tags_without(found, name)
+        return (found.tags.get(f"p:{name}", set()) - {"missing"}) | lacking[name]
     if name in plan.params:
-        return tags.get(f"p:{name}", {"missing"})
+        return found.tags.get(f"p:{name}", {"missing"})
     func = name.partition("(")[0]
     metric = name[len(func) + 1 : -1]
-    return tags.get(f"m:{metric}:{METRIC_FUNCS.index(func)}", {"missing"})
+    return found.tags.get(f"m:{metric}:{METRIC_FUNCS.index(func)}", {"missing"})

@@ -7,6 +7,7 @@ the lines joined directly unless a cell needs the csv module's quoting.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 from typing import IO, Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
@@ -106,46 +107,116 @@ def _overridden(kind: str, texts: Sequence[Optional[str]], own: List[Any]) -> Li
     return [cell(kind, v if t is None else json_value(t)) for t, v in zip(texts, own)]
 
 
-def _select(plan: Plan) -> Tuple[str, Tuple[Any, ...]]:
-    """The row query: the stored columns, then hyper-parameters and metric summaries as JSON."""
+def _cell_columns(plan: Plan) -> Tuple[str, Tuple[Any, ...]]:
+    """The stored columns of a row, then hyper-parameters and metric summaries as JSON (the
+    positions :func:`_columns` reads), with the JSON paths' arguments."""
     cells = ["pjson -> ?"] * (len(plan.overrides) + len(plan.params)) + ["mjson -> ?"] * len(plan.metrics)
     paths = [json_path(name) for name in plan.overrides + plan.params]
     paths += [f"{json_path(metric)}[{i}]" for metric, i in plan.metrics]
     sql = (
-        "SELECT key, idx, task, status, start_time, end_time, host, ip, archived, parent, time_step, "
-        f"n_rows, param_source{''.join(', ' + c for c in cells)} FROM runs WHERE {plan.where} "
-        f"ORDER BY {ORDER} LIMIT ?"
+        "key, idx, task, status, start_time, end_time, host, ip, archived, parent, time_step, "
+        f"n_rows, param_source{''.join(', ' + c for c in cells)}"
     )
-    return sql, tuple(paths) + plan.args + (-1 if plan.limit is None else plan.limit,)
+    return sql, tuple(paths)
+
+
+def _select(plan: Plan, what: Optional[Tuple[str, Tuple[Any, ...]]] = None) -> Tuple[str, Tuple[Any, ...]]:
+    """The row query of the listing (``what``: the selected expression, default the cells)."""
+    columns, args = what or _cell_columns(plan)
+    sql = f"SELECT {columns} FROM runs WHERE {plan.where} ORDER BY {ORDER} LIMIT ?"
+    return sql, args + plan.args + (-1 if plan.limit is None else plan.limit,)
 
 
 def write(plan: Plan, catalog: Any, out: IO[str]) -> int:
-    """Write the listing as CSV to ``out`` (pandas' dialect); returns the rows written."""
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(plan.columns)
+    """Write the listing as CSV to ``out`` (pandas' dialect); returns the rows written.
+
+    The lines SQLite renders (:mod:`RLA.query.csv_sql`) are written as they come; the others
+    (rows built by the reference code, values SQL cannot print exactly, cells that need CSV
+    quoting) are built from the rows' cells here, a batch at a time.
+    """
+    from RLA.layout import LOG, type_root
+    from RLA.query.csv_sql import line_sql
+
+    csv.writer(out, lineterminator="\n").writerow(plan.columns)
     columns = _columns(plan, catalog.data_root)
-    times = {name: (10, 19, 23, 26)[plan.time_widths[name]] for name in TIMES if name in plan.columns}
+    roots = {flag: os.fspath(type_root(catalog.data_root, LOG, flag)) + "/" for flag in (False, True)}
+    line = line_sql(plan, roots)
+    if line is None:
+        return _write_cells(plan, catalog, columns, out)
+    width = len(plan.columns)
+    cursor = catalog.conn.execute(*_select(plan, ("key, " + line[0], line[1])))
+    written = 0
+    while True:
+        rows = cursor.fetchmany(BATCH)
+        if not rows:
+            return written
+        lines = [row[1] for row in rows]
+        if None in lines or not _plain("\n".join(lines), len(lines), width):
+            bad = [i for i, text in enumerate(lines) if text is None or not _plain(text, 1, width)]
+            built = _built_lines(plan, catalog, columns, [rows[i][0] for i in bad])
+            for i in bad:
+                lines[i] = built[rows[i][0]]
+        out.write("\n".join(lines) + "\n")
+        written += len(rows)
+
+
+def _plain(text: str, lines: int, width: int) -> bool:
+    """Whether ``lines`` joined lines of ``width`` cells need no CSV quoting (no comma inside a
+    cell, no quote, no line break in a cell)."""
+    return (
+        text.count(",") == lines * (width - 1)
+        and '"' not in text
+        and "\r" not in text
+        and text.count("\n") == lines - 1
+    )
+
+
+def _built_lines(plan: Plan, catalog: Any, columns: List[Column], keys: List[str]) -> Dict[str, str]:
+    """``{key: CSV line}`` of these rows, built from their cells (quoted by the csv module)."""
+    what, args = _cell_columns(plan)
+    sql = f"SELECT {what} FROM runs WHERE key IN (SELECT value FROM json_each(?))"
+    rows = catalog.conn.execute(sql, args + (json.dumps(keys),)).fetchall()
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    out: Dict[str, str] = {}
+    for row, cells in zip(rows, _cells(plan, columns, rows)):
+        buffer.seek(0)
+        buffer.truncate()
+        writer.writerow(cells)
+        out[row[0]] = buffer.getvalue()[:-1]
+    return out
+
+
+def _write_cells(plan: Plan, catalog: Any, columns: List[Column], out: IO[str]) -> int:
+    """Write every line from its cells (when SQL renders none)."""
+    writer = csv.writer(out, lineterminator="\n")
     cursor = catalog.conn.execute(*_select(plan))
     written = 0
     while True:
         rows = cursor.fetchmany(BATCH)
         if not rows:
             return written
-        blank = [i for i, row in enumerate(rows) if row[0] in plan.special]
-        # The stored cells of those rows may hold anything (NaN as text...): blank them.
-        batch = [_blank(row) if row[0] in plan.special else row for row in rows] if blank else rows
-        cols = list(zip(*batch))
-        lines = list(zip(*(column(cols) for column in columns)))
-        for i in blank:
-            item = plan.special[rows[i][0]]  # built by the reference code; times as stored (the same)
-            lines[i] = tuple(
-                _cut(rows[i][TIMES.index(name) + 4], times[name])
-                if name in times
-                else cell(plan.kinds[name], item.get(name, MISSING))
-                for name in plan.columns
-            )
-        _write_lines(out, writer, lines, len(plan.columns))
+        _write_lines(out, writer, _cells(plan, columns, rows), len(plan.columns))
         written += len(rows)
+
+
+def _cells(plan: Plan, columns: List[Column], rows: List[tuple]) -> List[tuple]:
+    """The cells of a batch of rows (:func:`_cell_columns`), a column at a time."""
+    times = {name: (10, 19, 23, 26)[plan.time_widths[name]] for name in TIMES if name in plan.columns}
+    blank = [i for i, row in enumerate(rows) if row[0] in plan.special]
+    # The stored cells of those rows may hold anything (NaN as text...): blank them.
+    batch = [_blank(row) if row[0] in plan.special else row for row in rows] if blank else rows
+    cols = list(zip(*batch))
+    lines = list(zip(*(column(cols) for column in columns)))
+    for i in blank:
+        item = plan.special[rows[i][0]]  # built by the reference code; times as stored (the same)
+        lines[i] = tuple(
+            _cut(rows[i][TIMES.index(name) + 4], times[name])
+            if name in times
+            else cell(plan.kinds[name], item.get(name, MISSING))
+            for name in plan.columns
+        )
+    return lines
 
 
 def _write_lines(out: IO[str], writer: Any, lines: List[tuple], width: int) -> None:
@@ -174,35 +245,56 @@ def _cut(text: Optional[str], width: int) -> str:
     return "" if text is None else text[:width]
 
 
-def rows_in_order(
-    catalog: Any, task: Optional[str], archived: Optional[bool]
-) -> Iterator[Tuple[str, str, bool]]:
-    """``(key, index, has run.json)`` of the stored runs of the scope, in key order."""
-    scope, args = catalog.scope_sql(task, [False, True] if archived is None else [archived])
-    yield from catalog.conn.execute(
-        f"SELECT key, idx, status != 'unknown' FROM runs WHERE {scope} ORDER BY key", args
+def _whole_days(catalog: Any, task: Optional[str], archived: bool) -> Tuple[Set[str], List[str]]:
+    """``(whole days, other days)`` of the scope from the stored day listings: a day is whole
+    when its ``log/`` and ``code/`` folders are listed and every data type's folder of that day
+    lists the same runs (then each of its runs has both: none is a fragment)."""
+    from RLA.layout import CODE, LOG
+    from RLA.query.tree import store_path
+
+    prefix = ("arc:" if archived else "") + (f"{task}/" if task else "")
+    code, log = (store_path(kind, archived, "") + "/" for kind in (CODE, LOG))
+    sql = (
+        "SELECT day, count(DISTINCT names) = 1 AND max(substr(path, 1, ?) = ?) AND max(substr(path, 1, ?) = ?) "
+        "FROM dirs WHERE day IS NOT NULL AND substr(day, 1, ?) = ? AND (substr(day, 1, 4) = 'arc:') = ? "
+        "GROUP BY day"
     )
+    whole: Set[str] = set()
+    other: List[str] = []
+    for day, ok in catalog.conn.execute(
+        sql, (len(code), code, len(log), log, len(prefix), prefix, int(archived))
+    ):
+        (whole.add(day) if ok else other.append(day))
+    return whole, other
 
 
 def fragment_candidates(
     catalog: Any, task: Optional[str], archived: Optional[bool]
 ) -> Iterator[Tuple[bool, str, bool, str]]:
     """``(archived, relative path, has run.json, index)`` of the stored runs of the scope that may
-    be fragments, in key order: those whose ``code/`` folder is not in the stored listing of its
-    day (listed or checked by the refresh just made), and those without ``run.json`` (whose
-    ``log/`` folder counts too). ``rla list``'s fragment check ``stat``\\ s only these, instead of
-    every run."""
+    be fragments, in key order: the runs of the days whose folder listings differ (see
+    :func:`_whole_days`) whose ``code/`` folder is not in the stored listing of its day, and
+    those without ``run.json`` (whose ``log/`` folder counts too). The listings are the ones the
+    refresh just checked; ``rla list``'s fragment check ``stat``\\ s only these runs, instead of
+    every run, and reads no run of a day whose listings agree."""
     from RLA.layout import CODE
     from RLA.query.tree import store_path
 
-    listed: Set[str] = set()
+    found: List[Tuple[str, Tuple[bool, str, bool, str]]] = []
     for flag in [False, True] if archived is None else [archived]:
+        whole, other = _whole_days(catalog, task, flag)
+        listed: Set[str] = set()
         prefix = store_path(CODE, flag, task or "")
-        sql = "SELECT path, names FROM dirs WHERE day IS NOT NULL AND (path = ? OR substr(path, 1, ?) = ?)"
-        for path, names in catalog.conn.execute(sql, (prefix, len(prefix) + 1, prefix + "/")):
+        sql = "SELECT path, names FROM dirs WHERE day IN (SELECT value FROM json_each(?)) AND substr(path, 1, ?) = ?"
+        for path, names in catalog.conn.execute(sql, (json.dumps(other), len(prefix), prefix)):
             listed.update(f"{path}/{name}" for name in json.loads(names))
-    for key, index, has_info in rows_in_order(catalog, task, archived):
-        flag = key.startswith("arc:")
-        relative = key[4:] if flag else key
-        if not has_info or store_path(CODE, flag, relative) not in listed:
-            yield flag, relative, bool(has_info), index
+        rows = catalog.conn.execute(
+            "SELECT key, idx, status != 'unknown' FROM runs WHERE day IN (SELECT value FROM json_each(?))",
+            (json.dumps(other),),
+        )
+        for key, index, has_info in rows:
+            relative = key[4:] if flag else key
+            if not has_info or store_path(CODE, flag, relative) not in listed:
+                found.append((key, (flag, relative, bool(has_info), index)))
+    for _, item in sorted(found):
+        yield item

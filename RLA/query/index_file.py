@@ -21,8 +21,9 @@ import os
 import sqlite3
 from typing import Iterable, Optional, Sequence, Tuple
 
-#: "5": the listing columns of ``rla list --format csv`` (older files are rebuilt).
-SCHEMA_VERSION = "5"
+#: "5": the listing columns of ``rla list --format csv``; "6": their value types (``shape``,
+#: ``tres``, see :mod:`RLA.query.csv_survey`). Older files are rebuilt.
+SCHEMA_VERSION = "6"
 BUSY_TIMEOUT_S = 30.0
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -49,13 +50,17 @@ CREATE TABLE IF NOT EXISTS runs (
     n_rows INTEGER,
     param_source TEXT,
     plain INTEGER NOT NULL,
-    tz TEXT NOT NULL
+    tz TEXT NOT NULL,
+    shape TEXT NOT NULL,
+    tres INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS runs_day ON runs(day);
 CREATE INDEX IF NOT EXISTS runs_task ON runs(task);
 -- rla list --format csv reads its columns, newest first, from this index alone (no record).
 CREATE INDEX IF NOT EXISTS runs_list ON runs(archived, start_time DESC, idx, key, task, status, end_time, host,
     ip, parent, time_step, n_rows, param_source, exact, plain, tz, pjson, mjson);
+-- the survey of a listing's value types: one GROUP BY over these short columns
+CREATE INDEX IF NOT EXISTS runs_shape ON runs(archived, task, shape, tres, tz, exact, plain, status);
 CREATE INDEX IF NOT EXISTS runs_live ON runs(settled, checked_at, key, sig, status, archived, task);
 CREATE TABLE IF NOT EXISTS unread (
     key TEXT PRIMARY KEY,
@@ -97,6 +102,8 @@ RUN_COLUMNS = (
     "param_source",
     "plain",
     "tz",
+    "shape",
+    "tres",
 )
 INSERT_RUN = f"INSERT OR REPLACE INTO runs VALUES ({', '.join('?' * len(RUN_COLUMNS))})"
 

@@ -199,10 +199,27 @@ class _SQLCompiler:
             return leaf(values[0][1], values[0][2])
         return case([(cond, leaf(kind, expr)) for cond, kind, expr in values])
 
+    def text_equal(self, node: ast.AST, literal: Any) -> Optional[Tri]:
+        """``param == 'text'`` in one JSON lookup, when only a text value can equal the literal
+        (not a number written as text, not a list or object's JSON text); None otherwise."""
+        if not isinstance(literal, str) or _number(literal) is not None or literal[:1] in ("[", "{"):
+            return None
+        from RLA.query.names import RUN_COLUMNS
+
+        name = _dotted(node)
+        if name is None or not addressable(name) or name in RUN_COLUMNS:
+            return None
+        # ->> gives a JSON text as SQL text, numbers as numbers (never equal to a text), null as NULL
+        return exact("ifnull(pjson ->> ? = ?, 0)", (f'$."{name}"', literal))
+
     def pair(self, left: ast.AST, op: ast.cmpop, right: ast.AST) -> Tri:
         lit_l, lit_r = self.literal(left), self.literal(right)
         if lit_l is not _NO_LITERAL and lit_r is not _NO_LITERAL:
             return const(bool(COMPARE[type(op)](lit_l, lit_r)))
+        if isinstance(op, (ast.Eq, ast.NotEq)):
+            fast = self.text_equal(left, lit_r) if lit_l is _NO_LITERAL else self.text_equal(right, lit_l)
+            if fast is not None:
+                return fast if isinstance(op, ast.Eq) else not_(fast)
         if isinstance(op, (ast.In, ast.NotIn)):
             values = self.value(left) if lit_r is not _NO_LITERAL else None
             if values is not None:

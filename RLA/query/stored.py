@@ -80,12 +80,14 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def listing_cells(layout: RunLayout, record: RunRecord) -> Tuple:
-    """``(idx, end_time, host, ip, parent, time_step, n_rows, param_source, plain, tz)`` of a row.
+def listing_cells(layout: RunLayout, record: RunRecord, start: Optional[str] = None) -> Tuple:
+    """``(idx, end_time, host, ip, parent, time_step, n_rows, param_source, plain, tz, shape,
+    tres)`` of a row.
 
     ``plain`` is 1 when these cells, the status and start time columns and the JSON columns
     hold exactly what :func:`RLA.query.frame.rows_to_frame` would show for the run (texts are
     texts, numbers numbers), so :mod:`RLA.query.csv_stream` may write its listing from them.
+    ``start`` is the ``start_time`` column's text (for ``tres``).
     """
     from RLA.query.csv_stream import tz_signature
     from RLA.query.selection import _name_ip
@@ -99,15 +101,23 @@ def listing_cells(layout: RunLayout, record: RunRecord) -> Tuple:
         for triple in record.metrics.values()
     )
     plain = texts and metrics and _number(record.time_step) and type(record.n_rows) is int
-    return (
-        layout.index,
-        end.strftime(TIME_FORMAT) if end else None,
+    from RLA.query.csv_survey import shape_of, tres_of
+
+    typed = [
         *(cells if texts else (None, None, None)),
         record.time_step if _number(record.time_step) else None,
         record.n_rows if type(record.n_rows) is int else None,
+    ]
+    end_text = end.strftime(TIME_FORMAT) if end else None
+    return (
+        layout.index,
+        end_text,
+        *typed,
         record.param_source if isinstance(record.param_source, str) else None,
         int(plain and isinstance(record.param_source, str)),
         tz_signature(),  # the times above are local: another time zone does not trust them
+        shape_of(record.params, record.metrics, typed),
+        tres_of(start, end_text),
     )
 
 
@@ -116,6 +126,7 @@ def encode(layout: RunLayout, record: RunRecord, sig: str, settled: bool, checke
     key = run_key(layout)
     day = key.rsplit("/", 1)[0]
     start = start_time_of(layout, record.info)
+    start_text = start.strftime(TIME_FORMAT) if start else None
     exact = all(addressable(k) and _exact_value(v) for k, v in record.params.items())
     pjson = json.dumps(_safe(record.params), ensure_ascii=False)
     mjson = json.dumps({k: v for k, v in record.metrics.items() if addressable(k)}, ensure_ascii=False)
@@ -129,12 +140,12 @@ def encode(layout: RunLayout, record: RunRecord, sig: str, settled: bool, checke
         int(settled),
         checked_at,
         stored_status(record),
-        start.strftime(TIME_FORMAT) if start else None,
+        start_text,
         int(exact),
         pjson,
         mjson,
         json.dumps(record.__dict__),
-        *listing_cells(layout, record),
+        *listing_cells(layout, record, start_text),
     )
 
 

@@ -208,3 +208,49 @@ def test_fragments_of_every_shape_are_reported_as_the_frame_path_does(tmp_path: 
         assert _same(root, monkeypatch, *options), options
     _, _, err, _ = _run(["list", "--format", "csv", "--all", "--data-root", str(root)], True, monkeypatch)
     assert err.count("is a fragment") == 4, err
+
+
+WHERES = [
+    "env == 'Hopper' and algo == 'sac'",  # decided in SQL alone
+    "lr >= 0.001 and seed < 1 or env in ['Ant']",
+    "last('return') > 10 and not (algo == 'td3')",
+    "matches(env, 'H.*r') and seed == 1",  # Python decides the candidates
+    "seed + 1 == 2",
+    "env == 'Nope'",  # no match: the frame path says so
+    "nope == 1",  # an unknown name: the frame path's error
+]
+
+
+def test_a_where_lists_the_same_bytes_streamed(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    taken = [_same(db, monkeypatch, "--where", where) for where in WHERES]
+    assert taken == [True] * 5 + [False] * 2, taken
+    assert _same(db, monkeypatch, "--where", "seed < 2", "--all", "--columns", "index,env,last(return)")
+
+
+def test_a_where_over_every_kind_of_column_lists_the_same_bytes_streamed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _mixed_root(tmp_path / "data")
+    for where in ["i >= 1", "s == 'plain' or b", "mixed == 1", "f > 0.1", "i < 5 and f is not None"]:
+        for options in [(), ("--all",), ("--limit", "1")]:
+            _same(root, monkeypatch, "--where", where, *options)
+
+
+def test_stored_time_steps_sqlite_cannot_print_exactly_are_written_by_python(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite prints reals with 15 digits and drops the sign of -0.0: those rows go to Python."""
+    root = tmp_path / "data"
+    when = dt.datetime(2026, 6, 1, 12, 0, 0)
+    for i, step in enumerate([49000.0, -0.0, 0.0, 0.1 + 0.2, 1e16, -3.0, 7]):
+        make_run(
+            root,
+            task="t",
+            params={"a": i},
+            curves={"r": [1.0]},
+            steps=[step],
+            when=when + dt.timedelta(hours=i),
+        )
+    assert _same(root, monkeypatch)
+    _, out, _, _ = _run(["list", "--format", "csv", "--data-root", str(root)], True, monkeypatch)
+    assert ",-0.0," in out and ",0.30000000000000004," in out and ",1e+16," in out, out
