@@ -123,8 +123,74 @@ def stack(
 ) -> Tuple[np.ndarray, np.ndarray]:
     """``(raw, smoothed)`` matrices ``runs x points`` of ``curves`` on ``grid``."""
     raw = np.vstack([to_grid(x, y, grid) for x, y in curves]) if curves else np.empty((0, grid.size))
-    smoothed = np.vstack([ema(row, smooth_step) for row in raw]) if smooth_step > 0 and len(raw) else raw
+    smoothed = ema_rows(raw, smooth_step) if smooth_step > 0 and len(raw) else raw
     return raw, smoothed
+
+
+def ema_rows(matrix: np.ndarray, decay_steps: float) -> np.ndarray:
+    """:func:`ema` of each row of ``matrix``, bit for bit, all rows in one pass.
+
+    Each row's forward and backward passes are columns of one ``points x 2 rows`` table,
+    run together: the same multiplications, additions and divisions per value as
+    :func:`ema`, in the same order, so the same bits; a column starts (``acc`` = its first
+    value, ``norm`` = 1) where its row's finite span does (rows of unequal length).
+    """
+    out = np.array(matrix, dtype=float)
+    if decay_steps <= 0 or out.size == 0:
+        return out
+    keep = float(np.exp(-1.0 / decay_steps))
+    found = [(i, _span(row)) for i, row in enumerate(out)]
+    spans = [(i, span) for i, span in found if span is not None]
+    if not spans:
+        return out
+    points, n = out.shape[1], len(spans)
+    table = np.full((points, 2 * n), np.nan)  # forward columns, then backward ones
+    starts = np.empty(2 * n, dtype=np.intp)
+    for k, (_, (lo, hi, values)) in enumerate(spans):
+        table[lo:hi, k] = values
+        table[points - hi : points - lo, n + k] = values[::-1]
+        starts[k], starts[n + k] = lo, points - hi
+    passes = _ema_columns(table, starts, keep)
+    for k, (i, (lo, hi, _)) in enumerate(spans):
+        forward = passes[lo:hi, k]
+        backward = passes[points - hi : points - lo, n + k][::-1]
+        out[i, lo:hi] = (forward + backward) / 2
+    return out
+
+
+def _span(row: np.ndarray) -> Optional[Tuple[int, int, np.ndarray]]:
+    """``(lo, hi, values)``: the finite span of ``row`` with inner gaps interpolated as
+    :func:`ema` does; None when fewer than two values are finite (the row stays as it is)."""
+    finite = np.flatnonzero(np.isfinite(row))
+    if finite.size < 2:
+        return None
+    lo, hi = int(finite[0]), int(finite[-1]) + 1
+    span = row[lo:hi].copy()
+    gaps = ~np.isfinite(span)
+    if gaps.any():
+        idx = np.arange(span.size)
+        span[gaps] = np.interp(idx[gaps], idx[~gaps], span[~gaps])
+    return lo, hi, span
+
+
+def _ema_columns(table: np.ndarray, starts: np.ndarray, keep: float) -> np.ndarray:
+    """The bias-corrected EMA of each column of ``table`` from its start row down (values
+    above a column's start are left undefined)."""
+    result = np.empty_like(table)
+    acc = table[0].copy()
+    norm = np.ones(table.shape[1])
+    result[0] = acc
+    first = {int(s): np.flatnonzero(starts == s) for s in np.unique(starts)}
+    for i in range(1, table.shape[0]):
+        acc = keep * acc + table[i]
+        norm = keep * norm + 1.0
+        result[i] = acc / norm
+        restart = first.get(i)
+        if restart is not None:  # these columns begin here: acc = value, norm = 1
+            acc[restart] = table[i, restart]
+            norm[restart] = 1.0
+            result[i, restart] = acc[restart]
+    return result
 
 
 @dataclass

@@ -6,7 +6,7 @@ of unequal length), and ignores the NaNs point by point.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
@@ -79,30 +79,34 @@ def bootstrap_ci(
     """Percentile bootstrap confidence interval of the ``how`` aggregate at each point.
 
     Runs are resampled with replacement ``samples`` times (a fixed seed: reproducible).
+    The resampled aggregates are kept one row per point (``points x samples``), the layout
+    the percentiles need (see :func:`row_percentiles`).
     """
     matrix = np.asarray(matrix, dtype=float)
     runs, points = matrix.shape
+    if samples < 1:
+        raise ValueError("need at least one bootstrap resample")
     rng = np.random.default_rng(seed)
     chunk = max(1, int(4e6 // max(1, runs * points)))
     has_nan = bool(np.isnan(matrix).any())
-    stats = []
+    rows = np.empty((points, samples))
     for start in range(0, samples, chunk):
         size = min(chunk, samples - start)
         picks = rng.integers(0, runs, size=(size, runs))
+        part = rows[:, start : start + size].T  # a samples x points view
         if how == "mean" and not has_nan and points > 1:
-            stats.append(resampled_mean(matrix, picks))
+            resampled_mean(matrix, picks, out=part)
         else:
-            stats.append(aggregate(matrix[picks], how, axis=1))
-    table = np.concatenate(stats, axis=0)
+            part[...] = aggregate(matrix[picks], how, axis=1)
     alpha = (1 - level) / 2 * 100
-    return _nan_percentiles(table, [alpha, 100 - alpha])
+    return row_percentiles(rows, [alpha, 100 - alpha])
 
 
-#: Points summed at once by :func:`resampled_mean` (a ``samples x 256`` total stays in cache).
-_BLOCK = 256
+#: Points summed at once by :func:`resampled_mean` (a ``samples x 64`` total stays in cache).
+_BLOCK = 64
 
 
-def resampled_mean(matrix: np.ndarray, picks: np.ndarray) -> np.ndarray:
+def resampled_mean(matrix: np.ndarray, picks: np.ndarray, out: Optional[np.ndarray] = None) -> np.ndarray:
     """``matrix[picks].mean(axis=1)`` bit for bit, without the ``samples x runs x points`` copy.
 
     For ``points > 1`` numpy sums ``matrix[picks]`` over axis 1 one run after the other into
@@ -114,8 +118,10 @@ def resampled_mean(matrix: np.ndarray, picks: np.ndarray) -> np.ndarray:
     Args:
         matrix: ``runs x points`` (no NaN).
         picks: ``samples x runs`` row numbers of ``matrix``.
+        out: where to write the ``samples x points`` result (any layout); a new array if None.
     """
-    out = np.empty((picks.shape[0], matrix.shape[1]))
+    if out is None:
+        out = np.empty((picks.shape[0], matrix.shape[1]))
     for start in range(0, matrix.shape[1], _BLOCK):
         block = np.ascontiguousarray(matrix[:, start : start + _BLOCK])
         total = block[picks[:, 0]]  # a fresh array (fancy indexing copies)
@@ -127,19 +133,63 @@ def resampled_mean(matrix: np.ndarray, picks: np.ndarray) -> np.ndarray:
 
 
 def _nan_percentiles(table: np.ndarray, qs: Any) -> Tuple[np.ndarray, np.ndarray]:
-    """``np.nanpercentile(table, qs, axis=0)``, the same numbers: columns without NaN go
-    through ``np.percentile`` at once (nanpercentile handles every column in a Python loop)."""
+    """``np.nanpercentile(table, qs, axis=0)``: :func:`row_percentiles` of ``table.T``."""
+    return row_percentiles(np.array(table.T, dtype=float, order="C"), qs)
+
+
+def row_percentiles(rows: np.ndarray, qs: Any) -> Tuple[np.ndarray, np.ndarray]:
+    """The ``qs`` percentiles of each row of ``rows`` (``points x samples``, sorted in place):
+    ``np.nanpercentile(rows.T, qs, axis=0)`` as it was computed before, the same bits.
+
+    Rows are sorted at once (see :func:`sorted_percentiles`). Rows holding NaN go through
+    ``np.nanpercentile`` and rows with zeros of both signs (equal values, different bits)
+    through ``np.percentile`` of the whole table, as before.
+    """
     import warnings
 
-    with_nan = np.isnan(table).any(axis=0)
-    out = (
-        np.percentile(table, qs, axis=0) if not with_nan.all() else np.full((len(qs), table.shape[1]), np.nan)
-    )
-    if with_nan.any():
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            out[:, with_nan] = np.nanpercentile(table[:, with_nan], qs, axis=0)
+    zeros = rows == 0
+    special = np.isnan(rows).any(axis=1)
+    if zeros.any():  # checked before sorting: a SIMD sort may swap the bits of +0.0 and -0.0
+        negative = np.signbit(rows)
+        special |= (zeros & negative).any(axis=1) & (zeros & ~negative).any(axis=1)
+    table = rows.T.copy() if special.any() else None  # the unsorted values, when needed
+    rows.sort(axis=1)
+    out = sorted_percentiles(rows, qs)
+    if table is not None:
+        with_nan = np.isnan(table).any(axis=0)
+        both_zeros = special & ~with_nan
+        if both_zeros.any():  # numpy's partition of the whole table decides which zero lands where
+            out[:, both_zeros] = np.percentile(table, qs, axis=0)[:, both_zeros]
+        if with_nan.any():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                out[:, with_nan] = np.nanpercentile(table[:, with_nan], qs, axis=0)
     return out[0], out[1]
+
+
+def sorted_percentiles(ordered: np.ndarray, qs: Any) -> np.ndarray:
+    """``np.percentile(ordered.T, qs, axis=0)`` bit for bit, for rows that are sorted (and
+    hold no NaN).
+
+    numpy partitions each column along the strided axis; sorting contiguous rows (a SIMD
+    sort) finds the same order statistics several times faster, and numpy's own linear
+    interpolation (its ``_quantile`` and ``_lerp`` steps, operation for operation) turns them
+    into the same numbers. Equal values have equal bits unless they are zeros of both signs,
+    so the order statistics do not depend on the algorithm.
+    """
+    count = ordered.shape[1]
+    virtual = (count - 1) * np.true_divide(np.asarray(qs, dtype=float), 100)
+    previous = np.floor(virtual)
+    following = previous + 1
+    previous[virtual >= count - 1] = following[virtual >= count - 1] = -1
+    previous[virtual < 0] = following[virtual < 0] = 0
+    gamma = (virtual - previous.astype(np.intp)).reshape(-1, 1)
+    low = ordered[:, previous.astype(np.intp)].T
+    high = ordered[:, following.astype(np.intp)].T
+    diff = high - low
+    result = low + diff * gamma
+    np.subtract(high, diff * (1 - gamma), out=result, where=gamma >= 0.5)
+    return result
 
 
 def band(
