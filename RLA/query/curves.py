@@ -10,11 +10,12 @@ from __future__ import annotations
 import difflib
 import warnings
 from pathlib import Path
-from typing import Any, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from RLA.errors import QueryError, RunNotFoundError
 from RLA.layout import PROGRESS_CSV
 from RLA.logger.readers import read_header, read_progress_csv
+from RLA.query.progress_batch import Table, read_tables
 from RLA.query.selection import RunRow
 from RLA.safe_read import UnreadableFileError
 from RLA.terminal import escape
@@ -103,35 +104,23 @@ def _bounds(x_bound: Optional[Union[float, Tuple[float, float]]]) -> Optional[Tu
     return -float("inf"), x_bound
 
 
-def _numbers(frame: Any, column: str) -> Any:
-    """A column as float64 numbers (text that is not a number is NaN)."""
-    import pandas as pd
-
-    values = frame[column]
-    if getattr(values.dtype, "kind", "O") in ("i", "u", "f") and not pd.api.types.is_extension_array_dtype(
-        values.dtype
-    ):
-        return values.to_numpy(dtype=float)  # what to_numeric(errors="coerce") gives, without its pass
-    return pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
-
-
 def _run_pieces(
-    index: str, frame: Any, x: str, metrics: Sequence[str], bounds: Optional[Tuple[float, float]]
+    index: str, table: Table, x: str, metrics: Sequence[str], bounds: Optional[Tuple[float, float]]
 ) -> List[Piece]:
     """The rows of each metric of one run whose x and value are finite (and within the bounds)."""
     import numpy as np
 
-    if x not in frame.columns:
+    if x not in table:
         return []
-    xs = _numbers(frame, x)
+    xs = table[x]
     usable = np.isfinite(xs)
     if bounds is not None:
         usable &= (xs >= bounds[0]) & (xs <= bounds[1])
     pieces = []
     for metric in metrics:
-        if metric not in frame.columns or metric == x:
+        if metric not in table or metric == x:
             continue
-        ys = _numbers(frame, metric)
+        ys = table[metric]
         keep = usable & np.isfinite(ys)
         if keep.any():
             pieces.append((index, metric, xs[keep], ys[keep]))
@@ -141,18 +130,19 @@ def _run_pieces(
 def _read_all(
     sources: Sequence[Tuple[str, Path]], x: str, metrics: Sequence[str], bounds: Optional[Tuple[float, float]]
 ) -> Tuple[List[Piece], set, List[Tuple[str, str]]]:
-    """Read every run: ``(pieces, columns seen, skipped (index, reason))``."""
+    """Read every run (files with the same header in one parse: see
+    :mod:`RLA.query.progress_batch`): ``(pieces, columns seen, skipped (index, reason))``."""
     pieces: List[Piece] = []
     seen: set = set()
     skipped: List[Tuple[str, str]] = []
-    for index, log_dir in sources:
-        try:
-            frame = read_progress(log_dir, list(dict.fromkeys([x, *metrics])))  # each column once
-        except UnreadableFileError as exc:
-            skipped.append((index, f"corrupt progress.csv: {exc.reason}"))
+    columns = list(dict.fromkeys([x, *metrics]))  # each column once
+    outcomes = read_tables([Path(log_dir) / PROGRESS_CSV for _, log_dir in sources], columns)
+    for (index, _), outcome in zip(sources, outcomes):
+        if isinstance(outcome, UnreadableFileError):
+            skipped.append((index, f"corrupt progress.csv: {outcome.reason}"))
             continue
-        seen.update(frame.columns)
-        pieces.extend(_run_pieces(index, frame, x, metrics, bounds))
+        seen.update(outcome)
+        pieces.extend(_run_pieces(index, outcome, x, metrics, bounds))
     return pieces, seen, skipped
 
 
@@ -191,6 +181,52 @@ def _frame(pieces: List[Piece], x: str) -> Any:
     return pd.DataFrame({"index": indices, "metric": names, x: xs, "value": ys})
 
 
+def load_pieces(
+    runs: Any,
+    metrics: Union[str, Sequence[str]],
+    x: str = "time-step",
+    x_bound: Optional[Union[float, Tuple[float, float]]] = None,
+    strict: bool = True,
+) -> Tuple[List[Piece], List[Tuple[str, str]]]:
+    """What :func:`load_curves` puts in its frame, without building it: ``(pieces, skipped)``,
+    each piece ``(index, metric, xs, values)`` (float64 arrays) in the frame's row order.
+
+    Raises:
+        RunNotFoundError: no runs were given.
+        QueryError: a metric (or the x column) that none of the runs logged.
+    """
+    metrics = [metrics] if isinstance(metrics, str) else list(metrics)
+    sources = _sources(runs)
+    if not sources:
+        raise RunNotFoundError(
+            "No runs to load curves from",
+            expected="at least one selected run",
+            found="an empty selection",
+            fix="widen the task/regex/where filters",
+        )
+    pieces, seen, skipped = _read_all(sources, x, metrics, _bounds(x_bound))
+    warn_skipped(skipped, stacklevel=4)
+    missing = [m for m in [x] + metrics if m not in seen]
+    if missing and strict:
+        _check_missing(missing, sources)
+    return pieces, skipped
+
+
+def runs_of(pieces: Sequence[Piece], metric: str) -> List[Tuple[str, Any, Any]]:
+    """``[(index, xs, values)]`` of one metric, one per run in order of first appearance (a run's
+    pieces joined): what ``RLA.plot.resample.split_xy`` gives on the frame's rows of ``metric``."""
+    import numpy as np
+
+    per_run: Dict[str, List[Piece]] = {}
+    for piece in pieces:
+        if piece[1] == metric:
+            per_run.setdefault(piece[0], []).append(piece)
+    return [
+        (index, np.concatenate([p[2] for p in parts]), np.concatenate([p[3] for p in parts]))
+        for index, parts in per_run.items()
+    ]
+
+
 def load_curves(
     runs: Any,
     metrics: Union[str, Sequence[str]],
@@ -217,20 +253,7 @@ def load_curves(
         RunNotFoundError: no runs were given.
         QueryError: a metric (or the x column) that none of the runs logged.
     """
-    metrics = [metrics] if isinstance(metrics, str) else list(metrics)
-    sources = _sources(runs)
-    if not sources:
-        raise RunNotFoundError(
-            "No runs to load curves from",
-            expected="at least one selected run",
-            found="an empty selection",
-            fix="widen the task/regex/where filters",
-        )
-    pieces, seen, skipped = _read_all(sources, x, metrics, _bounds(x_bound))
-    warn_skipped(skipped)
-    missing = [m for m in [x] + metrics if m not in seen]
-    if missing and strict:
-        _check_missing(missing, sources)
+    pieces, skipped = load_pieces(runs, metrics, x, x_bound, strict)
     result = _frame(pieces, x)
     result.attrs["skipped"] = skipped
     return result
