@@ -96,9 +96,10 @@ def survey(catalog: Any, scope: str, args: Tuple[Any, ...]) -> Survey:
     from RLA.query.csv_stream import tz_signature
 
     out = Survey()
+    # grouped by the columns of runs_survey in its order: read in order, never sorted
     sql = (
         "SELECT shape, tres, tz = ?, exact AND plain AND status != 'running', count(*) "
-        f"FROM runs WHERE {scope} GROUP BY 1, 2, 3, 4"
+        f"FROM runs WHERE {scope} GROUP BY archived, shape, tres, tz, exact, plain, status"
     )
     parsed: Dict[str, Any] = {}
     start = end = 0

@@ -59,8 +59,10 @@ CREATE INDEX IF NOT EXISTS runs_task ON runs(task);
 -- rla list --format csv reads its columns, newest first, from this index alone (no record).
 CREATE INDEX IF NOT EXISTS runs_list ON runs(archived, start_time DESC, idx, key, task, status, end_time, host,
     ip, parent, time_step, n_rows, param_source, exact, plain, tz, pjson, mjson);
--- the survey of a listing's value types: one GROUP BY over these short columns
-CREATE INDEX IF NOT EXISTS runs_shape ON runs(archived, task, shape, tres, tz, exact, plain, status);
+-- a where's scan (sqlwhere reads these columns): narrow entries, about half the time of runs_list
+CREATE INDEX IF NOT EXISTS runs_where ON runs(archived, task, exact, status, start_time, pjson, mjson, key);
+-- the survey of a listing's value types: one GROUP BY in this index's order (no sort)
+CREATE INDEX IF NOT EXISTS runs_survey ON runs(archived, shape, tres, tz, exact, plain, status, task);
 CREATE INDEX IF NOT EXISTS runs_live ON runs(settled, checked_at, key, sig, status, archived, task);
 CREATE TABLE IF NOT EXISTS unread (
     key TEXT PRIMARY KEY,
