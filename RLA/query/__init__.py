@@ -15,13 +15,16 @@ corrupt. The filters are compiled to SQL, so a query decodes only the runs it re
 from __future__ import annotations
 
 import os
-from typing import Any, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
 from RLA.query.catalog import Catalog
 from RLA.query.expr import Query, parse_query
 from RLA.query.frame import metric_column, rows_to_frame
 from RLA.query.selection import RunRow, Selection, parse_when, select_runs
 from RLA.query.warm import WARM
+
+if TYPE_CHECKING:  # the real types for checkers; loaded lazily at run time (see __getattr__)
+    from RLA.query.curves import BrokenRunWarning, load_curves
 
 #: Names loaded on first use (:mod:`RLA.query.curves` needs numpy; a listing does not).
 _LAZY = {"BrokenRunWarning": "RLA.query.curves", "load_curves": "RLA.query.curves"}
