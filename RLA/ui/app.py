@@ -116,6 +116,12 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:
+        import threading
+
+        from RLA.ui.curves import preload
+
+        # The chart modules load while the first pages are shown, not in the first chart.
+        threading.Thread(target=preload, name="rla-ui-preload", daemon=True).start()
         yield
         ctx.source.close()  # stop the background refresh
 

@@ -41,19 +41,29 @@ class CurveOptions:
     seed: int = 0
 
 
+def preload() -> None:
+    """Import what a chart needs (the plot statistics, the batch CSV reader), ahead of the
+    first chart request."""
+    import RLA.plot.grouping  # noqa: F401
+    import RLA.plot.resample  # noqa: F401
+    import RLA.plot.stats  # noqa: F401
+    import RLA.query.curves  # noqa: F401
+
+
 def _group(
     metric: str,
     group: Any,
     data: List[Tuple[np.ndarray, np.ndarray]],
     indices: List[str],
     opts: CurveOptions,
-    notes: List[str],
-) -> Dict[str, Any]:
+) -> Tuple[Dict[str, Any], List[str]]:
+    """One group's curve on its grid (center, band, runs per x) and its notes."""
     from RLA.plot.resample import common_grid, stack
     from RLA.plot.stats import aggregate, band, counts
 
     grid = common_grid(data, opts.resample, opts.vary_len)
     longest = max(float(x[-1]) for x, _ in data)
+    notes = []
     if not opts.vary_len and grid[-1] < longest:
         notes.append(
             f"{metric}: {group.legend!r}: {len(data)} runs cut to x <= {grid[-1]:g} (the shortest run); "
@@ -75,7 +85,7 @@ def _group(
     }
     if opts.individual:
         out["individual"] = [{"index": i, "y": row} for i, row in list(zip(indices, smooth))[:MAX_INDIVIDUAL]]
-    return out
+    return out, notes
 
 
 def grouped_curves(rows: Sequence[Any], opts: CurveOptions) -> Dict[str, Any]:
@@ -112,23 +122,21 @@ def grouped_curves(rows: Sequence[Any], opts: CurveOptions) -> Dict[str, Any]:
 
 def _grouped(rows: Sequence[Any], opts: CurveOptions) -> Dict[str, Any]:
     from RLA.plot.grouping import group_runs
-    from RLA.plot.resample import split_xy
-    from RLA.query import load_curves
+    from RLA.query.curves import load_pieces, runs_of
 
     result: Dict[str, Any] = {"x": opts.x, "metrics": {}, "notes": []}
-    curves = load_curves(list(rows), opts.metrics, x=opts.x, x_bound=opts.x_bound)
+    pieces, _ = load_pieces(list(rows), opts.metrics, x=opts.x, x_bound=opts.x_bound)
     for metric in opts.metrics:
-        part = curves[curves["metric"] == metric]
-        per_run = {index: (x, y) for index, x, y in split_xy(part, opts.x)}
+        per_run = {index: (x, y) for index, x, y in runs_of(pieces, metric)}
         groups = []
         for group in group_runs([list(rows)], opts.group_by, metric):
             present = [row.index for row in group.runs if row.index in per_run]
             if not present:
                 result["notes"].append(f"{metric}: group {group.legend!r} has no data")
                 continue
-            groups.append(
-                _group(metric, group, [per_run[i] for i in present], present, opts, result["notes"])
-            )
+            out, notes = _group(metric, group, [per_run[i] for i in present], present, opts)
+            result["notes"].extend(notes)
+            groups.append(out)
         result["metrics"][metric] = groups
     return jsonable(result)
 

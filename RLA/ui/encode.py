@@ -6,6 +6,21 @@ import datetime as _dt
 import math
 from typing import Any
 
+#: numpy dtype kinds whose 1-d arrays :func:`_numeric_list` converts at once.
+NUMERIC_KINDS = ("b", "i", "u", "f")
+
+
+def _numeric_list(array: Any) -> list:
+    """A 1-d numeric numpy array as the list :func:`jsonable` gives item by item (one
+    ``tolist`` call, then NaN/inf replaced by ``None``)."""
+    import numpy as np
+
+    out = array.tolist()
+    if array.dtype.kind == "f":
+        for i in np.flatnonzero(~np.isfinite(array)).tolist():
+            out[i] = None
+    return out
+
 
 def jsonable(value: Any) -> Any:
     """A JSON-safe copy of ``value``: NaN/inf and NaT become ``None``, times ISO text.
@@ -25,6 +40,11 @@ def jsonable(value: Any) -> Any:
         return [jsonable(v) for v in value]
     if isinstance(value, (_dt.datetime, _dt.date)):
         return value.isoformat(sep=" ") if isinstance(value, _dt.datetime) else value.isoformat()
+    if (
+        getattr(value, "ndim", None) == 1
+        and getattr(getattr(value, "dtype", None), "kind", "") in NUMERIC_KINDS
+    ):
+        return _numeric_list(value)
     item = getattr(value, "item", None)  # numpy scalars
     if callable(item) and getattr(value, "shape", None) == ():
         return jsonable(item())

@@ -183,7 +183,10 @@
     main.appendChild(controls(ui));
     ui.charts = el("div", {className: "charts", id: "charts"});
     main.appendChild(ui.charts);
-    fillChoices(ui).then(function () { load(ui); }).catch(function (err) { ui.charts.appendChild(RLA.errorBox(err)); });
+    /* metrics named in the URL: the curves are requested at once, beside the choices */
+    var named = state.metric.length > 0;
+    if (named) load(ui);
+    fillChoices(ui).then(function () { if (!named) load(ui); }).catch(function (err) { ui.charts.appendChild(RLA.errorBox(err)); });
     RLA.every(10000, function () { if (state.running && !document.hidden) load(ui, true); });
   };
 })();
