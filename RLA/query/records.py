@@ -157,9 +157,32 @@ def signature(run: RunLayout, log_root: Optional[str] = None) -> str:
     return signature_and_mtime(run, log_root)[0]
 
 
-def _params_from_backup(path: Path) -> Dict[str, Any]:
+class DiskFiles:
+    """Where :func:`read_record` reads a run's files: the disk (through :mod:`RLA.safe_read`).
+
+    :class:`RLA.query.external.TextFiles` reads the same files from texts given by a caller
+    (a store's catalog), so they go through the same checks.
+    """
+
+    def json_object(self, path: Path) -> Dict[str, Any]:
+        return read_json_object(path)
+
+    def data(self, path: Path, max_bytes: int) -> bytes:
+        return read_bytes(path, max_bytes)
+
+    def present(self, path: Path) -> bool:
+        return is_present(path)
+
+    def progress(self, path: Path, record: "RunRecord") -> None:
+        summarize_progress(path, record)
+
+
+DISK = DiskFiles()
+
+
+def _params_from_backup(path: Path, files: DiskFiles = DISK) -> Dict[str, Any]:
     params: Dict[str, Any] = {}
-    text = read_bytes(path, MAX_BACKUP_BYTES).decode("utf-8", errors="replace")
+    text = files.data(path, MAX_BACKUP_BYTES).decode("utf-8", errors="replace")
     for line in text.splitlines():
         match = _BACKUP_RE.match(line.strip())
         if match:
@@ -167,7 +190,7 @@ def _params_from_backup(path: Path) -> Dict[str, Any]:
     return params
 
 
-def _load_params(run: RunLayout, record: RunRecord) -> None:
+def _load_params(run: RunLayout, record: RunRecord, files: DiskFiles = DISK) -> None:
     info = record.info
     if isinstance(info.get("hyper_params"), dict):
         record.params, record.param_source = flatten(info["hyper_params"]), RUN_INFO_FILE
@@ -179,7 +202,7 @@ def _load_params(run: RunLayout, record: RunRecord) -> None:
     ]
     for label, path in sources:
         try:
-            data = read_json_object(path)
+            data = files.json_object(path)
         except FileNotFoundError:
             continue
         except UnreadableFileError as exc:
@@ -191,9 +214,9 @@ def _load_params(run: RunLayout, record: RunRecord) -> None:
             if label == ARCHIVE_TESTER and isinstance(data.get("tracked_keys"), list):
                 record.tracked = [str(k) for k in data["tracked_keys"]]
             break
-    if not record.params and is_present(run.log_dir / BACKUP_FILE):
+    if not record.params and files.present(run.log_dir / BACKUP_FILE):
         try:
-            record.params = _params_from_backup(run.log_dir / BACKUP_FILE)
+            record.params = _params_from_backup(run.log_dir / BACKUP_FILE, files)
         except FileNotFoundError:
             pass
         except UnreadableFileError as exc:
@@ -289,10 +312,10 @@ def summarize_progress(path: Path, record: RunRecord) -> None:
         _add_column(record, str(column), values.to_numpy(dtype=float, na_value=np.nan))
 
 
-def read_info(path: Path, record: RunRecord) -> None:
+def read_info(path: Path, record: RunRecord, files: DiskFiles = DISK) -> None:
     """Read and check ``run.json`` into ``record.info``; problems go to ``record.problems``."""
     try:
-        info = read_json_object(path)
+        info = files.json_object(path)
     except FileNotFoundError:
         return
     except UnreadableFileError as exc:
@@ -302,21 +325,24 @@ def read_info(path: Path, record: RunRecord) -> None:
     record.problems.extend(problems)
 
 
-def read_record(run: RunLayout, sig: Optional[str] = None, full_info: bool = True) -> RunRecord:
+def read_record(
+    run: RunLayout, sig: Optional[str] = None, full_info: bool = True, files: DiskFiles = DISK
+) -> RunRecord:
     """Read one run; problems are recorded on the result, never raised.
 
     Args:
         run: the run.
         sig: its :func:`signature` if already computed.
         full_info: keep all of ``run.json`` in ``info`` (else only :data:`INFO_KEYS`).
+        files: where the files are read (default: the disk).
     """
     record = RunRecord(
         relative=run.relative, archived=run.archived, signature=sig if sig is not None else signature(run)
     )
     log_dir = run.log_dir  # pathlib per access costs as much as reading a small file
     try:
-        read_info(log_dir / RUN_INFO_FILE, record)
-        _load_params(run, record)
+        read_info(log_dir / RUN_INFO_FILE, record, files)
+        _load_params(run, record, files)
         if len(record.params) > MAX_PARAMS:
             record.problems.append(
                 f"{len(record.params)} hyper-parameters in {record.param_source} (at most {MAX_PARAMS})"
@@ -324,7 +350,7 @@ def read_record(run: RunLayout, sig: Optional[str] = None, full_info: bool = Tru
             record.params = {}
         if not full_info and record.info:
             record.info = {k: record.info[k] for k in INFO_KEYS if k in record.info}
-        summarize_progress(log_dir / PROGRESS_CSV, record)
+        files.progress(log_dir / PROGRESS_CSV, record)
     except Exception as exc:  # noqa: BLE001 - data from outside must never stop the listing
         # The readers above turn every expected failure into a problem; this is the last
         # guard of "one bad run never breaks the database": report whatever else escaped.

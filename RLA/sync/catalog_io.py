@@ -62,6 +62,7 @@ class CatalogObjects:
         body = {
             "version": VERSION,
             "complete": complete,
+            "archived": True,  # archived runs are catalogued too (see store_catalog.parse_generation)
             "written": time.time(),
             "nonce": os.urandom(8).hex(),
         }

@@ -75,7 +75,7 @@ def run_signature(run: RunLayout, data_types: Sequence[str]) -> str:
 
 def build_entry(run: RunLayout, data_types: Sequence[str], max_size: Optional[int] = None) -> Entry:
     """The entry of ``run`` read from its local files (links and special files are not read)."""
-    entry = Entry(run.relative, time.time())
+    entry = Entry(run.relative, time.time(), archived=run.archived)
     for key in _keys(data_types):
         path = _local_path(run, key)
         st = _regular(path)
@@ -142,12 +142,11 @@ class Publisher:
         """Build the entries of the runs changed since their last publication; returns how many."""
         published = self._published()
         for run in runs:
-            if run.archived:
-                continue  # the catalog describes the active runs (archived ones stay off it)
             sig = run_signature(run, self.data_types)
-            if published.get(run.relative) != sig:
+            key = ("arc:" if run.archived else "") + run.relative  # the index's key (Entry.key)
+            if published.get(key) != sig:
                 self.entries.append(build_entry(run, self.data_types, self.max_file_size))
-                self.signatures[run.relative] = sig
+                self.signatures[key] = sig
         return len(self.entries)
 
     def publish(self, transport: Any) -> None:
@@ -183,12 +182,12 @@ class Publisher:
         from RLA.sync.store_mirror import list_store
 
         on_store = set(list_store(transport, self.remote_root, self.data_types, lambda _k, _w: None))
-        catalogued = {e.relative for e in self.entries}
+        catalogued = {e.key for e in self.entries}
         missing = on_store - catalogued
         if missing:
             try:
                 for _obj, entries in objects.get_all(objects.listed()):
-                    catalogued.update(e.relative for e in entries)
+                    catalogued.update(e.key for e in entries)
             except FileNotFoundError:
                 return False  # compacted meanwhile: checked again at the next push
         return not (on_store - catalogued)

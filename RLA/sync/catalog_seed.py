@@ -1,105 +1,139 @@
-"""Put the records of runs read from the store's catalog into the local query index.
+"""Put the runs of catalog entries into a store's local cache: their folders, and their records in the index.
 
-A run brought into the cache from the catalog has its small files on local disk but not
-its curves (``progress.csv`` stays on the store until a command needs it), so the query
-could not compute its metrics by reading the folder. Its record is therefore built here,
-the way the query builds it (:func:`RLA.query.records.read_record` on the cached files),
-with the ``progress.csv`` summary of the catalog entry, and stored in the index with the
-signature of the cached files: the query trusts it until those files change (a later
-fetch of the curves, or a newer entry), then reads the run from disk as usual.
+A run read from the catalog does not need its files on local disk to be listed: its record
+is built by the query's own reader from the texts the entry carries
+(:func:`RLA.query.external.record_from_texts`: the same size caps, JSON checks and
+hyper-parameter fallbacks as a run read from its folder), with the entry's summary of
+``progress.csv``, and all records are stored in the local index in one transaction
+(:func:`RLA.query.external.store_records`). The cache gets only the run's ``log`` and
+``code`` folders (the query finds runs by their folders; ``rla list`` warns about runs
+without them), no file. Curves, logs and the small files themselves come with the first
+command that reads them (``files=True``), and the query then reads the run from disk.
 
-This uses the query's public parts (``read_record``, ``signature_and_mtime``, ``encode``,
-``INSERT_RUN``, ``is_settled``) through one function, so a hook owned by
-:mod:`RLA.query` can replace it in one place.
+Runs the query must read from files get them written instead
+(:func:`RLA.sync.catalog_files.materialize`): an entry that names files to download from
+the store (too big to carry, or not text), a run whose texts the query finds damaged (it
+is then read and reported from disk, as locally), and a run without ``log`` or ``code``.
 """
 
 from __future__ import annotations
 
-import time
+import concurrent.futures
+import os
+import queue
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from RLA.layout import RunLayout
+from RLA.layout import ARCHIVE_TESTER, CODE, DATA_TYPES, LOG, RunLayout, type_root
+from RLA.sync.catalog_files import Folders, layout_of, materialize
 from RLA.sync.store_catalog import PROGRESS_KEY, Entry
 
+#: ``(layout, record)`` of a run to store.
+Ready = Tuple[RunLayout, Any]
 
-def seeded_record(layout: RunLayout, entry: Entry) -> Tuple[str, int, Any]:
-    """``(signature, newest mtime, record)`` of a cached run with the entry's curve summary."""
+
+class _Places:
+    """Text paths in the cache (pathlib per file costs more than the rest of a run's work).
+
+    They are the paths :class:`RunLayout` gives (``<root>[/arc]/<type>/<relative>[.json]``),
+    built from a place checked when its entry was parsed.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.bases = {(t, a): os.fspath(type_root(root, t, a)) for t in DATA_TYPES for a in (False, True)}
+
+    def folder(self, entry: Entry, data_type: str) -> str:
+        return f"{self.bases[data_type, entry.archived]}/{entry.relative}"
+
+    def file(self, entry: Entry, key: str) -> str:
+        data_type, _, inner = key.partition("/")
+        if data_type == ARCHIVE_TESTER:
+            return f"{self.bases[data_type, entry.archived]}/{entry.relative}.json"
+        return f"{self.folder(entry, data_type)}/{inner}"
+
+
+def _texts(places: _Places, entry: Entry) -> Dict[str, bytes]:
+    """The entry's files at their place in the cache (the paths the query's reader asks for)."""
+    return {places.file(entry, key): text.encode("utf-8") for key, (text, _m) in entry.texts.items()}
+
+
+def _types(entry: Entry) -> List[str]:
+    """The run's folders the cache needs (``log`` and ``code`` when the entry has a file there)."""
+    keys = [*entry.texts, *entry.fetch] + ([PROGRESS_KEY] if entry.progress is not None else [])
+    return [t for t in (LOG, CODE) if any(k.partition("/")[0] == t for k in keys)]
+
+
+def _from_files(transport: Any, remote_root: str, folders: Folders, entry: Entry, limit: int) -> Ready:
+    """Write the run's files into the cache and read its record from them (with the entry's curves)."""
     from RLA.query.records import read_record, signature_and_mtime
 
-    sig, newest = signature_and_mtime(layout)
+    layout = materialize(transport, remote_root, folders, entry, limit)
+    sig, _newest = signature_and_mtime(layout)
     record = read_record(layout, sig, full_info=False)
     if entry.progress is not None and PROGRESS_KEY not in entry.fetch:
         record.metrics = {k: list(v) for k, v in entry.progress["metrics"].items()}
         record.time_step = entry.progress["time_step"]
         record.n_rows = entry.progress["n_rows"]
-    return sig, newest, record
+    return layout, record
 
 
-def seed(cache: Path, runs: List[Tuple[RunLayout, Entry]]) -> Optional[Dict[str, int]]:
-    """Store the records of ``runs`` in the index of ``cache``.
+class _FolderMaker:
+    """Creates the fast runs' folders in a thread while the records are built and encoded:
+    ``mkdir`` is the kernel's work and releases the GIL (two folders per run)."""
 
-    Runs whose record has problems are not stored (the query reads and reports them).
+    def __init__(self, folders: Folders) -> None:
+        self.folders = folders
+        self.todo: "queue.Queue[Optional[str]]" = queue.Queue()
+        self.pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="rla-catalog-folders")
+        self.done = self.pool.submit(self._run)
+
+    def _run(self) -> None:
+        while True:
+            path = self.todo.get()
+            if path is None:
+                return
+            self.folders.ensure(path)
+
+    def finish(self) -> None:
+        """Wait until every folder is made (raises what the thread raised, e.g. a planted link)."""
+        self.todo.put(None)
+        try:
+            self.done.result()
+        finally:
+            self.pool.shutdown()
+
+
+def seed(
+    transport: Any, remote_root: str, cache: Path, entries: Sequence[Entry], limit: int
+) -> Optional[Tuple[Any, List[str]]]:
+    """Store the records of the runs of ``entries`` in the index of ``cache`` (see the module's doc).
 
     Returns:
-        ``{key: rows}`` of the stored runs, or ``None`` if the index cannot be written now.
+        ``(Stored, keys of the runs whose files were written)``, or ``None`` when the index
+        cannot be written now (the store is then listed instead).
     """
-    from RLA.query.catalog import Catalog
-    from RLA.query.index_file import INSERT_RUN
-    from RLA.query.stored import encode
-    from RLA.query.warm import is_settled
+    from RLA.query.external import encode_records, record_from_texts, store_encoded
 
-    now, now_ns = time.time(), time.time_ns()
-    rows, stored = [], {}
-    for layout, entry in runs:
-        sig, newest, record = seeded_record(layout, entry)
-        if not record.problems:
-            rows.append(encode(layout, record, sig, is_settled(record, newest, now_ns), now))
-            stored[run_key(layout)] = record.n_rows
-    if not rows:
-        return stored
-    with Catalog(cache) as index:
-        if index.in_memory or not index.file.begin():
-            return None
-        try:
-            index.conn.executemany(INSERT_RUN, rows)
-            index.conn.executemany("DELETE FROM unread WHERE key = ?", [(k,) for k in stored])
-        except BaseException:
-            index.file.rollback()
-            raise
-        return stored if index.file.commit(True) else None
-
-
-def stale(cache: Path, expected: Dict[str, int]) -> List[str]:
-    """The run keys of ``expected`` (key → rows of its curves) that the index of ``cache`` lacks
-    or holds with another row count (rebuilt from the cached files, where the curves are not)."""
-    import sqlite3
-
-    from RLA.layout import INDEX_DB
-
-    path = cache / INDEX_DB
-    if not expected:
-        return []
-    if not path.is_file():
-        return sorted(expected)
-    keys = sorted(expected)
-    held: Dict[str, Any] = {}
+    folders, places = Folders(cache), _Places(cache)
+    maker = _FolderMaker(folders)
+    ready: List[Ready] = []
+    slow: List[Entry] = []
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5.0)
-        try:
-            for lo in range(0, len(keys), 500):
-                chunk = keys[lo : lo + 500]
-                sql = "SELECT key, json_extract(record, '$.n_rows') FROM runs WHERE key IN ({})"
-                held.update(conn.execute(sql.format(",".join("?" * len(chunk))), chunk).fetchall())
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return keys
-    return [key for key in keys if held.get(key) != expected[key]]
-
-
-def run_key(layout: RunLayout) -> str:
-    """The index's key of a run."""
-    from RLA.query.stored import unread_row
-
-    return unread_row(layout)[0]
+        for entry in entries:
+            types = _types(entry)
+            layout = layout_of(cache, entry)
+            record = record_from_texts(layout, _texts(places, entry), entry.progress)
+            if entry.fetch or record.problems or not types:
+                slow.append(entry)  # after the thread: one writer of folders at a time
+                continue
+            for data_type in types:
+                maker.todo.put(places.folder(entry, data_type))
+            ready.append((layout, record))
+        encoded = encode_records(ready)
+    finally:
+        maker.finish()
+    read = [_from_files(transport, remote_root, folders, entry, limit) for entry in slow]
+    encoded += encode_records([(layout, record) for layout, record in read if not record.problems])
+    damaged = [layout for layout, record in read if record.problems]
+    stored = store_encoded(cache, encoded, damaged)
+    return None if stored is None else (stored, [entry.key for entry in slow])

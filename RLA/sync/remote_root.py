@@ -207,10 +207,16 @@ def refresh(
 
 
 def _prune(cache: Path, present: set) -> None:
-    """Remove from the cache the runs the store no longer holds."""
-    found = {run.relative: run for data_type in MIRRORED_TYPES for run in iter_run_dirs(cache, data_type)}
-    for relative, run in sorted(found.items()):
-        if relative in present:
+    """Remove from the cache the runs the store no longer holds (``present``: their keys,
+    ``arc:`` before archived runs)."""
+    found = {
+        ("arc:" if archived else "") + run.relative: run
+        for archived in (False, True)
+        for data_type in MIRRORED_TYPES
+        for run in iter_run_dirs(cache, data_type, archived=archived)
+    }
+    for key, run in sorted(found.items()):
+        if key in present:
             continue
         for data_type in MIRRORED_TYPES:
             path = run.path(data_type)

@@ -6,9 +6,11 @@ the curves (``run.json``, ``parameter.json``, ``backup.txt``, the ``archive_test
 JSON, with their modification times) and the summary of ``progress.csv`` the query index
 keeps (rows, last time-step, last/min/max of every metric). Entries live in immutable
 gzip'ed JSON objects below ``<root>/.rla-catalog/``: ``entries/<stamp>-<nonce>.json.gz``
-(one per push) and ``shards/<stamp>-<nonce>.json.gz`` (compacted). A run's newest entry (largest
-``stamp``) wins. The object ``generation`` is rewritten last by every push, so its ETag
-tells a reader whether anything changed.
+(one per push) and ``shards/<stamp>-<nonce>.json.gz`` (compacted), active runs under ``runs``
+and archived ones (``arc/``) under ``archived``. A run's newest entry (largest ``stamp``)
+wins. The object ``generation`` is rewritten last by every push, so its ETag tells a reader
+whether anything changed; it says whether the catalog lists every run of the store, the
+archived ones included (``complete`` and ``archived``).
 
 Everything read back is remote input: :func:`parse_object` checks every run name, key and
 field and raises :class:`CatalogError` on anything else, before a local path is built.
@@ -58,6 +60,7 @@ class Entry:
 
     Attributes:
         relative: ``<task>/<YYYY>/<MM>/<DD>/<name>``.
+        archived: the run lives under ``arc/``.
         stamp: when the pusher read the run (the newest entry of a run wins).
         texts: sync key → ``(text, mtime)`` of the small files.
         progress: ``{"n_rows", "time_step", "metrics"}`` of ``progress.csv`` (``None``: none).
@@ -71,6 +74,12 @@ class Entry:
     progress: Optional[Dict[str, Any]] = None
     progress_mtime: Optional[float] = None
     fetch: List[str] = field(default_factory=list)
+    archived: bool = False
+
+    @property
+    def key(self) -> str:
+        """The run's key in the query's index (``arc:`` before an archived run's place)."""
+        return ("arc:" if self.archived else "") + self.relative
 
     def to_json(self) -> Dict[str, Any]:
         return {
@@ -138,26 +147,37 @@ def _progress(value: object, where: str) -> Optional[Dict[str, Any]]:
     return {"n_rows": rows, "time_step": _number(value["time_step"], where), "metrics": out}
 
 
-def parse_entry(relative: object, raw: object) -> Entry:
+def _text(value: object, where: str) -> str:
+    """A carried file's text: a string of at most :data:`MAX_TEXT` characters that is UTF-8 text."""
+    if not isinstance(value, str):
+        raise _bad(where, "[text, mtime]", value)
+    if len(value) > MAX_TEXT:
+        raise _bad(where, f"at most {MAX_TEXT} characters", len(value))
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:  # "\ud800" is valid JSON, but no file holds it
+        raise _bad(where, "UTF-8 text", "a lone surrogate") from None
+    return value
+
+
+def parse_entry(relative: object, raw: object, archived: bool = False) -> Entry:
     """One checked entry (see :class:`Entry`).
 
     Raises:
         CatalogError: a crafted name, an unknown key, a field of the wrong type or size.
     """
     rel = check_relative_run(relative)
-    where = f"the entry of {rel}"
+    where = f"the entry of {'arc/' if archived else ''}{rel}"
     if not isinstance(raw, dict) or set(raw) != {"stamp", "texts", "progress", "progress_mtime", "fetch"}:
         raise _bad(where, "{stamp, texts, progress, progress_mtime, fetch}", raw)
     texts, fetch = raw["texts"], raw["fetch"]
     if not isinstance(texts, dict) or not set(texts) <= set(SMALL_KEYS):
         raise _bad(where, f"texts of {', '.join(SMALL_KEYS)} only", texts)
-    entry = Entry(rel, _number(raw["stamp"], where, 0.0))
+    entry = Entry(rel, _number(raw["stamp"], where, 0.0), archived=archived)
     for key, pair in texts.items():
-        if not isinstance(pair, list) or len(pair) != 2 or not isinstance(pair[0], str):
+        if not isinstance(pair, list) or len(pair) != 2:
             raise _bad(f"{where} {key}", "[text, mtime]", pair)
-        if len(pair[0]) > MAX_TEXT:
-            raise _bad(f"{where} {key}", f"at most {MAX_TEXT} characters", len(pair[0]))
-        entry.texts[key] = (pair[0], _mtime(pair[1], f"{where} {key}"))
+        entry.texts[key] = (_text(pair[0], f"{where} {key}"), _mtime(pair[1], f"{where} {key}"))
     if not isinstance(fetch, list) or not all(k in FETCH_KEYS for k in fetch) or len(fetch) > len(FETCH_KEYS):
         raise _bad(where, f"keys to fetch among {', '.join(FETCH_KEYS)}", fetch)
     entry.fetch = sorted(set(fetch) - set(texts))
@@ -168,7 +188,9 @@ def parse_entry(relative: object, raw: object) -> Entry:
 
 def dump_object(entries: List[Entry]) -> bytes:
     """The bytes of one catalog object holding ``entries`` (gzip'ed JSON: a push sends few bytes)."""
-    body = {"version": VERSION, "runs": {e.relative: e.to_json() for e in entries}}
+    body: Dict[str, Any] = {"version": VERSION, "runs": {}, "archived": {}}
+    for entry in entries:
+        body["archived" if entry.archived else "runs"][entry.relative] = entry.to_json()
     return gzip.compress(json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8"), mtime=0)
 
 
@@ -203,23 +225,32 @@ def parse_object(data: bytes, name: str) -> List[Entry]:
         body = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise _bad(name, "JSON text", str(exc)) from None
-    if not isinstance(body, dict) or body.get("version") != VERSION or not isinstance(body.get("runs"), dict):
-        raise _bad(name, f'{{"version": {VERSION}, "runs": {{...}}}}', str(body)[:100])
-    return [parse_entry(rel, raw) for rel, raw in body["runs"].items()]
+    if (
+        not isinstance(body, dict)
+        or body.get("version") != VERSION
+        or not isinstance(body.get("runs"), dict)
+        or not isinstance(body.get("archived", {}), dict)
+    ):
+        raise _bad(name, f'{{"version": {VERSION}, "runs": {{...}}, "archived": {{...}}}}', str(body)[:100])
+    return [parse_entry(rel, raw) for rel, raw in body["runs"].items()] + [
+        parse_entry(rel, raw, archived=True) for rel, raw in body.get("archived", {}).items()
+    ]
 
 
 def newest(entries: List[Entry]) -> Dict[str, Entry]:
-    """Each run's newest entry (largest stamp; equal stamps: the later in ``entries``)."""
+    """Each run's newest entry by :attr:`Entry.key` (largest stamp; equal stamps: the later in ``entries``)."""
     out: Dict[str, Entry] = {}
     for entry in entries:
-        held = out.get(entry.relative)
+        held = out.get(entry.key)
         if held is None or entry.stamp >= held.stamp:
-            out[entry.relative] = entry
+            out[entry.key] = entry
     return out
 
 
 def parse_generation(data: bytes) -> bool:
-    """Whether the catalog lists every run of the store (the generation object's ``complete``).
+    """Whether the catalog lists every run of the store, archived ones too (``complete`` and
+    ``archived`` of the generation object; one written before archived runs were catalogued
+    has no ``archived``: not complete, so the store is listed until a push checks it again).
 
     Raises:
         CatalogError: not a generation object.
@@ -232,6 +263,7 @@ def parse_generation(data: bytes) -> bool:
         not isinstance(body, dict)
         or body.get("version") != VERSION
         or not isinstance(body.get("complete"), bool)
+        or not isinstance(body.get("archived", False), bool)
     ):
-        raise _bad(GENERATION, '{"version": 1, "complete": true|false, ...}', data[:100])
-    return bool(body["complete"])
+        raise _bad(GENERATION, '{"version": 1, "complete": true|false, "archived": true, ...}', data[:100])
+    return bool(body["complete"]) and body.get("archived") is True

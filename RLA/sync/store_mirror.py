@@ -24,7 +24,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from RLA.errors import UnsafePathError
 from RLA.fs import atomic_write_json
-from RLA.layout import ARCHIVE_TESTER, RunLayout
+from RLA.layout import ARCHIVE, ARCHIVE_TESTER, RunLayout
 from RLA.safe_paths import is_plain_name, safe_join
 from RLA.sync.base import MAX_WALK_DEPTH, Transport
 from RLA.sync.planner import Action, RemoteFile, Step, is_append_only
@@ -71,7 +71,9 @@ class MirrorResult:
     listed_at: float = 0.0
 
 
-def _place(data_type: str, parts: List[str], refuse: Refuse) -> Optional[Tuple[str, str, str, List[str]]]:
+def _place(
+    data_type: str, parts: List[str], refuse: Refuse, shown: str = ""
+) -> Optional[Tuple[str, str, str, List[str]]]:
     """``(task, date, run name, file path)`` of a listed path below a data type's folder, or ``None``.
 
     The same walk as :func:`RLA.sync.pull.find_remote_runs`: plain non-hidden folders down
@@ -87,7 +89,7 @@ def _place(data_type: str, parts: List[str], refuse: Refuse) -> Optional[Tuple[s
                 entry = entry[: -len(".json")]
             elif not rest:
                 return None  # a file beside the runs of a day
-            where = "/".join([data_type, *parts[: depth + 1]])
+            where = "/".join([shown or data_type, *parts[: depth + 1]])
             try:
                 task, date, name = check_run(
                     "/".join(parts[: depth - 3]), "/".join(parts[depth - 3 : depth]), entry
@@ -111,34 +113,41 @@ def _prefixed(refuse: Refuse, data_type: str) -> Refuse:
     return inner
 
 
+def _bases(transport: Transport, remote_root: str, data_types: Sequence[str]) -> List[Tuple[str, bool, str]]:
+    """``(data type, archived, folder)`` to list: each data type, and those ``arc/`` holds
+    (one listing of ``arc/`` tells which)."""
+    bases = [(t, False, posixpath.join(remote_root, t)) for t in data_types]
+    archived = {str(e.name) for e in transport.listdir(posixpath.join(remote_root, ARCHIVE)) if e.is_dir}
+    return bases + [(t, True, posixpath.join(remote_root, ARCHIVE, t)) for t in data_types if t in archived]
+
+
 def list_store(
     transport: Transport, remote_root: str, data_types: Sequence[str], refuse: Refuse
 ) -> Dict[str, StoreRun]:
-    """Every run below ``remote_root`` from one recursive listing per data type (run → files).
+    """Every run below ``remote_root`` (archived ones under ``arc/`` too) from one recursive
+    listing per data type (run key → files; archived runs' keys start with ``arc:``).
 
     Transient files (``.x.rla-part``), links and special files are left out; crafted names
     are refused by the walk and by :func:`_place`.
     """
     runs: Dict[str, StoreRun] = {}
     tag_of: Callable[[str], str] = getattr(transport, "listed_tag", lambda _path: "")
-    for data_type in data_types:
-        base = posixpath.join(remote_root, data_type)
-        for rel, entry in transport.walk(base, refuse=_prefixed(refuse, data_type)):
+    for data_type, archived, base in _bases(transport, remote_root, data_types):
+        shown = f"{ARCHIVE}/{data_type}" if archived else data_type
+        for rel, entry in transport.walk(base, refuse=_prefixed(refuse, shown)):
             parts = rel.split("/")
             if is_transient(parts[-1]):
                 continue
-            place = _place(data_type, parts, refuse)
+            place = _place(data_type, parts, refuse, shown)
             if place is None:
                 continue
             task, date, name, inner = place
             key = "/".join([data_type, *inner]) if data_type != ARCHIVE_TESTER else ARCHIVE_TESTER
             if entry.is_link or getattr(entry, "is_special", False):
-                refuse(
-                    f"{data_type}/{rel}", "it is not a regular file on the server (a link, pipe or device)"
-                )
+                refuse(f"{shown}/{rel}", "it is not a regular file on the server (a link, pipe or device)")
                 continue
-            layout = RunLayout(Path(remote_root), task, date, name)
-            run = runs.setdefault(layout.relative, StoreRun(layout))
+            layout = RunLayout(Path(remote_root), task, date, name, archived)
+            run = runs.setdefault(("arc:" if archived else "") + layout.relative, StoreRun(layout))
             tag = tag_of(posixpath.join(base, rel)) or f"{entry.size}@{entry.mtime}"
             run.files[key] = Listed(int(entry.size or 0), entry.mtime, tag, entry.mode)
     return runs
@@ -189,6 +198,11 @@ def plan_run(
         else:
             steps.append(Step(Action.DOWNLOAD, key))
     return steps, there
+
+
+def _key(run: RunLayout) -> str:
+    """The index's key of a run (``arc:`` before an archived run's place)."""
+    return ("arc:" if run.archived else "") + run.relative
 
 
 def _cached_path(local: RunLayout, key: str) -> Path:
@@ -261,7 +275,7 @@ def _mark_changed(
     """
     from RLA.query.catalog import mark_changed
 
-    touched = {run.relative: run for run in fetched}
+    touched = {_key(run): run for run in fetched}
     if removed:
         folders: Dict[str, RunLayout] = {}
         for run in runs.values():
@@ -275,7 +289,7 @@ def _mark_changed(
                 None,
             )
             if owner is not None:
-                touched.setdefault(owner.relative, owner)
+                touched.setdefault(_key(owner), owner)
     if touched:
         mark_changed(cache, list(touched.values()))
 
@@ -331,7 +345,7 @@ def mirror(
         for key in [*outcome.received, *outcome.fetched]:  # type: ignore[attr-defined]
             records[_rel(local, _cached_path(local, key))] = run.files[key].record()
             result.fetched.append(f"{run.remote.relative} {key}")
-            changed[local.relative] = local
+            changed[_key(local)] = local
         result.skipped += len(outcome.skipped)  # type: ignore[attr-defined]
 
     try:

@@ -23,6 +23,9 @@ from RLA.sync.remote_root import MIRRORED_TYPES, open_data_root
 from RLA.sync.store_mirror import STATE_FILE
 from RLA.sync.syncer import RunSyncer
 
+#: Listings of a refresh: one per mirrored data type, and one of arc/ (which archived types it holds).
+LISTINGS = len(MIRRORED_TYPES) + 1
+
 pytestmark = pytest.mark.timeout(180)
 
 
@@ -77,16 +80,16 @@ def _cached(cache: Path, source: Path, path: Path) -> Path:
 
 
 def test_an_unchanged_store_costs_only_the_listing(s3_bucket: S3Box, tmp_path: Path) -> None:
-    """Cold: one GET per file and no HEAD; warm: exactly one listing per data type, nothing else."""
+    """Cold: one GET per file and no HEAD; warm: exactly one listing per data type (and arc/), nothing else."""
     source, settings = _store(s3_bucket, tmp_path)
     cache = tmp_path / "cache"
     cold = _refresh(s3_bucket, settings, cache).requests()
     files = [
         p for t in MIRRORED_TYPES if (source / t).exists() for p in (source / t).rglob("*") if p.is_file()
     ]
-    assert cold == {"head_bucket": 1, "list_objects_v2": len(MIRRORED_TYPES), "get_object": len(files)}
+    assert cold == {"head_bucket": 1, "list_objects_v2": LISTINGS, "get_object": len(files)}
     warm = _refresh(s3_bucket, settings, cache).requests()
-    assert warm == {"head_bucket": 1, "list_objects_v2": len(MIRRORED_TYPES)}
+    assert warm == {"head_bucket": 1, "list_objects_v2": LISTINGS}
     assert len(list_runs(cache)) == 3
 
 
@@ -110,7 +113,7 @@ def test_a_changed_file_is_fetched(s3_bucket: S3Box, tmp_path: Path) -> None:
     grown = runs[1].log_dir / "progress.csv"
     assert _cached(cache, source, grown).read_bytes() == grown.read_bytes()
     # run.json: one GET; progress.csv: its new part, and the base's last 4 KiB checked as the prefix
-    assert opened.requests() == {"head_bucket": 1, "list_objects_v2": len(MIRRORED_TYPES), "get_object": 3}
+    assert opened.requests() == {"head_bucket": 1, "list_objects_v2": LISTINGS, "get_object": 3}
 
 
 def test_deleted_runs_and_files_leave_the_cache(s3_bucket: S3Box, tmp_path: Path) -> None:
@@ -176,15 +179,13 @@ def test_a_recent_refresh_is_trusted_for_max_age_seconds(
     monkeypatch.setenv("RLA_REMOTE_MAX_AGE", "3600")
     open_data_root(url, settings=settings, cache=cache, connect=no_connection)
     monkeypatch.setenv("RLA_REMOTE_MAX_AGE", "0")
-    assert _refresh(s3_bucket, settings, cache).requests()["list_objects_v2"] == len(MIRRORED_TYPES)
+    assert _refresh(s3_bucket, settings, cache).requests()["list_objects_v2"] == LISTINGS
     monkeypatch.setenv("RLA_REMOTE_MAX_AGE", "soon")
     with pytest.raises(ConfigError):
         open_data_root(url, settings=settings, cache=cache, connect=no_connection)
     (cache / STATE_FILE).write_text("{not json")  # a damaged record: listed and checked again
     monkeypatch.delenv("RLA_REMOTE_MAX_AGE")
-    assert _refresh(s3_bucket, settings, cache, max_age=3600).requests()["list_objects_v2"] == len(
-        MIRRORED_TYPES
-    )
+    assert _refresh(s3_bucket, settings, cache, max_age=3600).requests()["list_objects_v2"] == LISTINGS
 
 
 def test_an_object_replaced_after_the_listing_is_not_read(s3_bucket: S3Box, tmp_path: Path) -> None:
@@ -215,23 +216,27 @@ def test_an_object_replaced_after_the_listing_is_not_read(s3_bucket: S3Box, tmp_
 
 
 def test_the_listing_is_one_request_per_1000_keys(s3_bucket: S3Box, tmp_path: Path) -> None:
-    """A run of 1,100 log files: the warm refresh sends two pages for log, one for code and archive_tester."""
-    import concurrent.futures
+    """A run of 1,100 log files: the warm refresh sends two pages for log, one for code, archive_tester and arc/.
 
+    The first and the last of the 1,100 keys (one on each page) are fetched by the cold refresh;
+    the 1,098 between them are over the refresh's ``max_file_size``: listed, not downloaded (the
+    listing is under test; 1,100 GETs of one run, made one after the other, cost ~20 s).
+    """
     source, settings = _store(s3_bucket, tmp_path, runs=1)
     run = next(iter(iter_run_dirs(source)))
-    client = s3_bucket.boto()
     base = f"lab/{run.log_dir.relative_to(source).as_posix()}/many"
-
-    def put(i: int) -> None:
-        client.put_object(Bucket=s3_bucket.bucket, Key=f"{base}/f{i:04d}.txt", Body=b"%d" % i)
-
-    with concurrent.futures.ThreadPoolExecutor(8) as pool:
-        list(pool.map(put, range(1100)))
+    bodies = {i: b"%d" % i if i in (0, 1099) else b"x" * 64 for i in range(1100)}
+    s3_bucket.put_many({f"{base}/f{i:04d}.txt": body for i, body in bodies.items()})  # upload not under test
+    capped = s3_bucket.settings(prefix="lab", max_file_size=32)
     cache = tmp_path / "cache"
-    _refresh(s3_bucket, settings, cache)
-    assert (cache / run.log_dir.relative_to(source) / "many" / "f1099.txt").read_bytes() == b"1099"
-    assert _refresh(s3_bucket, settings, cache).requests() == {"head_bucket": 1, "list_objects_v2": 4}
+    _refresh(s3_bucket, capped, cache)
+    many = cache / run.log_dir.relative_to(source) / "many"
+    assert sorted(p.name for p in many.iterdir()) == ["f0000.txt", "f1099.txt"]
+    assert (many / "f1099.txt").read_bytes() == b"1099"
+    assert _refresh(s3_bucket, capped, cache).requests() == {
+        "head_bucket": 1,
+        "list_objects_v2": LISTINGS + 1,
+    }
 
 
 def test_a_settled_run_changed_on_the_store_is_seen_at_once(s3_bucket: S3Box, tmp_path: Path) -> None:
