@@ -8,9 +8,12 @@ variables, a profile of ``~/.aws/credentials``, or the instance's role.
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
+import json
 import os
 import threading
-from collections import Counter
+import time
+from collections import Counter, OrderedDict
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from fsspec.asyn import sync
@@ -41,6 +44,70 @@ def _seconds(when: Any) -> Optional[float]:
     return None
 
 
+#: Seconds an s3fs session serves later transports of the same process (same store, same
+#: credential settings): making one costs about 0.2 s of CPU (botocore's models).
+SESSION_TTL = 300.0
+#: The environment variables that choose credentials, region and endpoint: a session is
+#: reused only while they are unchanged (compared by a digest kept in memory only).
+SESSION_ENV = (
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_PROFILE",
+    "AWS_DEFAULT_PROFILE",
+    "AWS_CONFIG_FILE",
+    "AWS_SHARED_CREDENTIALS_FILE",
+    "AWS_DEFAULT_REGION",
+    "AWS_REGION",
+    "AWS_ENDPOINT_URL",
+    "AWS_ENDPOINT_URL_S3",
+    "AWS_EC2_METADATA_DISABLED",
+    "AWS_CA_BUNDLE",
+)
+_SESSIONS: "OrderedDict[str, Tuple[float, Any]]" = OrderedDict()
+_SESSIONS_LOCK = threading.Lock()
+
+
+def _session(
+    endpoint: Optional[str], profile: Optional[str], client_kwargs: Dict[str, Any], timeout: float
+) -> Any:
+    """An s3fs session for these settings: the one made less than :data:`SESSION_TTL` seconds
+    ago by this process with the same settings and credential environment, else a new one."""
+    import s3fs
+
+    settings = [
+        os.getpid(),
+        endpoint,
+        profile,
+        client_kwargs,
+        timeout,
+        [os.environ.get(n) for n in SESSION_ENV],
+    ]
+    digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode("utf-8", "surrogatepass")).hexdigest()
+    now = time.monotonic()
+    with _SESSIONS_LOCK:
+        held = _SESSIONS.get(digest)
+        if held is not None and 0 <= now - held[0] < SESSION_TTL:
+            return held[1]
+        fs = s3fs.S3FileSystem(
+            endpoint_url=endpoint,
+            profile=profile,
+            client_kwargs=client_kwargs,
+            config_kwargs={
+                "connect_timeout": timeout,
+                "read_timeout": timeout,
+                "retries": {"max_attempts": 2},
+            },
+            use_listings_cache=False,
+            skip_instance_cache=True,
+        )
+        fs.retries = 2  # the syncer retries whole runs with its own backoff
+        _SESSIONS[digest] = (now, fs)
+        while len(_SESSIONS) > 4:
+            _SESSIONS.popitem(last=False)
+        return fs
+
+
 class S3Client:
     """One s3fs session on one bucket; every request is counted in :attr:`requests`.
 
@@ -60,8 +127,6 @@ class S3Client:
         profile: Optional[str] = None,
         timeout: float = 30.0,
     ) -> None:
-        import s3fs
-
         self.bucket = bucket
         self.where = f"s3://{bucket}" + (f" at {endpoint_url}" if endpoint_url else "")
         self.requests: Counter = Counter()
@@ -70,19 +135,7 @@ class S3Client:
         if region:
             client_kwargs["region_name"] = region
         endpoint = endpoint_url or os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
-        self.fs = s3fs.S3FileSystem(
-            endpoint_url=endpoint,
-            profile=profile,
-            client_kwargs=client_kwargs,
-            config_kwargs={
-                "connect_timeout": timeout,
-                "read_timeout": timeout,
-                "retries": {"max_attempts": 2},
-            },
-            use_listings_cache=False,
-            skip_instance_cache=True,
-        )
-        self.fs.retries = 2  # the syncer retries whole runs with its own backoff
+        self.fs = _session(endpoint, profile, client_kwargs, timeout)
 
     def fail(self, action: str, key: str, exc: BaseException) -> SyncError:
         """The error to raise for ``exc`` (credentials problems are :class:`AuthError`)."""
