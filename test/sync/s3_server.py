@@ -40,6 +40,21 @@ class S3Box:
 
         return boto3.client("s3", endpoint_url=self.endpoint, region_name="us-east-1")
 
+    def put_many(self, objects: Dict[str, bytes]) -> None:
+        """Store many objects at once, straight into the in-process moto server's bucket.
+
+        For tests that need many keys on the store but are not about how they were uploaded
+        (1,100 HTTP PUTs cost ~10 s on 2 cores; this costs ~0.1 s). The objects are the same
+        ones a PUT creates (moto computes their ETags and times): listing and reading them go
+        through HTTP as usual.
+        """
+        from moto.s3.models import s3_backends
+
+        backends = [regions["global"] for regions in s3_backends.values()]
+        owner = next(b for b in backends if self.bucket in b.buckets)
+        for key, body in objects.items():
+            owner.put_object(self.bucket, key, body)
+
     def keys(self) -> Dict[str, bytes]:
         """Every object of the bucket, key → bytes (raw: parts are separate objects)."""
         client = self.boto()

@@ -109,16 +109,21 @@ def _dump(run, step: int) -> None:
 
 
 def test_a_growing_run_uploads_at_most_three_times_its_final_size(s3_bucket: S3Box, make_run, tmp_path: Path) -> None:
-    """1,000 dumps synced every 10: uploaded bytes <= 3x the run's final size; parts stay few; reader view exact."""
+    """980 dumps synced every 14: uploaded bytes <= 3x the run's final size; parts stay few; reader view exact.
+
+    70 pushes: more than MAX_PARTS (64) appends, so a store that never compacted would fail the parts check.
+    """
     run = make_run(size=200)
     remote = s3_bucket.settings(prefix="lab", remote_data_root="/db")
-    session = open_transport(remote)  # one s3fs session for the 100 pushes (each push gets a fork)
+    session = open_transport(remote)  # one s3fs session for the 70 pushes (each push gets a fork)
     syncer = RunSyncer(remote, tmp_path / "data", connect=session.fork)
-    sent = 0
-    for step in range(1000):
+    sent, pushes = 0, 0
+    for step in range(980):
         _dump(run, step)
-        if step % 10 == 9:
+        if step % 14 == 13:
             sent += syncer.push([run]).bytes_sent
+            pushes += 1
+    assert pushes > MAX_PARTS
     final = sum(len(v) for v in tree(tmp_path / "data").values())
     assert sent <= 3 * final, (sent, final)
     keys = s3_bucket.keys()
