@@ -36,8 +36,8 @@ Outcome = Union[Table, UnreadableFileError]
 
 #: The only bytes a batched body may hold (digits, signs, exponents, nan/inf spellings).
 PLAIN_BYTES = b"0123456789.,+-eEnaNAiIfFtTyY\n"
-#: At most this many bytes are joined into one parse.
-MAX_BATCH_BYTES = 32 << 20
+#: At most this many bytes of files wait for their batch (and are joined into one parse).
+MAX_BATCH_BYTES = 16 << 20
 #: Integers at or above this size may convert to other floats read alone (int64) or joined.
 EXACT_INT = 2.0**53
 
@@ -73,8 +73,12 @@ def read_one(path: Path, data: Optional[bytes], columns: Sequence[str]) -> Outco
     return {str(column): numbers(frame, column) for column in frame.columns}
 
 
-def _plain_rows(path: Path, data: bytes) -> Optional[Tuple[bytes, bytes, int]]:
-    """``(header, body, rows)`` when ``data`` may join a batch, else None."""
+#: A file waiting for its batch: ``(position, bytes, end of the header line, rows)``.
+Plain = Tuple[int, bytes, int, int]
+
+
+def _plain_rows(path: Path, data: bytes) -> Optional[Tuple[bytes, int, int]]:
+    """``(header, end of the header line, rows)`` when ``data`` may join a batch, else None."""
     cut = data.find(b"\n")
     header, body = data[:cut], data[cut + 1 :]
     if cut <= 0 or not header.strip() or any(c in header for c in (b'"', b"\r", b"\x00")):
@@ -92,25 +96,23 @@ def _plain_rows(path: Path, data: bytes) -> Optional[Tuple[bytes, bytes, int]]:
     first = body.lstrip(b"\n")
     if first[: first.find(b"\n")].count(b",") > header.count(b","):
         return None
-    return header, body, rows
+    return header, cut, rows
 
 
-def _joined(
-    header: bytes, batch: List[Tuple[int, bytes, int]], columns: Sequence[str]
-) -> Optional[List[Table]]:
+def _joined(header: bytes, batch: List[Plain], columns: Sequence[str]) -> Optional[List[Table]]:
     """The tables of a batch from one parse, or None when it could differ from one parse per file."""
     import io
 
     import pandas as pd
 
     wanted = set(columns)
-    data = header + b"\n" + b"".join(body for _, body, _ in batch)
+    data = header + b"\n" + b"".join(memoryview(item[1])[item[2] + 1 :] for item in batch)
     try:
         frame = pd.read_csv(io.BytesIO(data), usecols=lambda c: c in wanted, low_memory=False)
         check_cells("a batch of progress.csv files", frame)
     except (pd.errors.ParserError, ValueError, OverflowError, UnreadableFileError):
         return None
-    if len(frame) != sum(rows for _, _, rows in batch):
+    if len(frame) != sum(item[3] for item in batch):
         return None
     arrays = {}
     for column in frame.columns:
@@ -125,27 +127,26 @@ def _joined(
             return None
         arrays[str(column)] = floats
     tables, start = [], 0
-    for _, _, rows in batch:
-        tables.append({column: values[start : start + rows] for column, values in arrays.items()})
-        start += rows
+    for item in batch:
+        tables.append({column: values[start : start + item[3]] for column, values in arrays.items()})
+        start += item[3]
     return tables
 
 
-def _batches(items: List[Tuple[int, bytes, int]]) -> List[List[Tuple[int, bytes, int]]]:
-    """``items`` cut into batches of at most :data:`MAX_BATCH_BYTES` (each at least one item)."""
-    out: List[List[Tuple[int, bytes, int]]] = [[]]
-    size = 0
-    for item in items:
-        if out[-1] and size + len(item[1]) > MAX_BATCH_BYTES:
-            out.append([])
-            size = 0
-        out[-1].append(item)
-        size += len(item[1])
-    return out
+def _flush(
+    pending: Dict[bytes, List[Plain]], paths: Sequence[Path], columns: Sequence[str], outcomes: List[Any]
+) -> None:
+    """Parse every pending batch (one file alone on its own) and empty ``pending``."""
+    for header, batch in pending.items():
+        tables = _joined(header, batch, columns) if len(batch) > 1 else None
+        for k, (i, data, _, _) in enumerate(batch):
+            outcomes[i] = tables[k] if tables is not None else read_one(paths[i], data, columns)
+    pending.clear()
 
 
 def read_tables(paths: Sequence[Path], columns: Sequence[str]) -> List[Outcome]:
-    """The ``columns`` of each ``progress.csv`` in ``paths`` (in order), read in batches.
+    """The ``columns`` of each ``progress.csv`` in ``paths`` (in order), read in batches of at
+    most :data:`MAX_BATCH_BYTES` held at once.
 
     Each outcome equals ``read_one(path, <the file's complete lines>, columns)``.
 
@@ -153,24 +154,24 @@ def read_tables(paths: Sequence[Path], columns: Sequence[str]) -> List[Outcome]:
         OSError: a file that exists but cannot be opened (as reading it alone would).
     """
     outcomes: List[Optional[Outcome]] = [None] * len(paths)
-    datas: Dict[int, Optional[bytes]] = {}
-    plain: Dict[bytes, List[Tuple[int, bytes, int]]] = {}
+    pending: Dict[bytes, List[Plain]] = {}
+    held = 0
     for i, path in enumerate(paths):
         try:
-            datas[i] = data = complete_lines(path)
+            data: Optional[bytes] = complete_lines(path)
         except FileNotFoundError:
-            datas[i] = data = None
+            data = None
         except UnreadableFileError as exc:
             outcomes[i] = exc
             continue
         found = None if data is None else _plain_rows(path, data)
-        if found is None:
+        if data is None or found is None:
             outcomes[i] = read_one(path, data, columns)
-        else:
-            plain.setdefault(found[0], []).append((i, found[1], found[2]))
-    for header, items in plain.items():
-        for batch in _batches(items):
-            tables = _joined(header, batch, columns) if len(batch) > 1 else None
-            for k, (i, _, _) in enumerate(batch):
-                outcomes[i] = tables[k] if tables is not None else read_one(paths[i], datas[i], columns)
+            continue
+        if held + len(data) > MAX_BATCH_BYTES:
+            _flush(pending, paths, columns, outcomes)
+            held = 0
+        pending.setdefault(found[0], []).append((i, data, found[1], found[2]))
+        held += len(data)
+    _flush(pending, paths, columns, outcomes)
     return cast(List[Outcome], outcomes)  # every file was given its outcome above

@@ -238,3 +238,22 @@ def test_a_batch_joins_only_files_with_the_same_header(tmp_path: Any) -> None:
     assert len(tables) == len(outcomes)
     assert [list(t["x"]) for t in tables] == [[1.0], [4.0], [5.0, 7.0], []]
     assert [list(t["y"]) for t in tables] == [[2.0], [3.0], [6.0, 8.0], []]
+
+
+def test_batches_are_cut_at_the_byte_cap(tmp_path: Any, monkeypatch: Any) -> None:
+    from RLA.query import progress_batch
+
+    runs = _plain_runs(tmp_path, 12)  # 38 to 236 bytes each
+    expected, _ = reference(runs, ["return"])
+    monkeypatch.setattr(progress_batch, "MAX_BATCH_BYTES", 500)
+    calls: List[int] = []
+    real = pd.read_csv
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pd, "read_csv", counted)
+    got = load_curves(runs, ["return"])
+    assert 3 <= len(calls) < 12
+    pd.testing.assert_frame_equal(got, expected, check_exact=True)
