@@ -211,29 +211,33 @@ def test_fragments_of_every_shape_are_reported_as_the_frame_path_does(tmp_path: 
 
 
 WHERES = [
-    "env == 'Hopper' and algo == 'sac'",  # decided in SQL alone
-    "lr >= 0.001 and seed < 1 or env in ['Ant']",
-    "last('return') > 10 and not (algo == 'td3')",
-    "matches(env, 'H.*r') and seed == 1",  # Python decides the candidates
-    "seed + 1 == 2",
-    "env == 'Nope'",  # no match: the frame path says so
-    "nope == 1",  # an unknown name: the frame path's error
+    ("env == 'Hopper' and algo == 'sac'", ()),  # decided in SQL alone
+    ("lr >= 0.001 and seed < 1 or env in ['Ant']", ("--all", "--columns", "index,env,last(return)")),
+    ("last('return') > 10 and not (algo == 'td3')", ()),
+    ("matches(env, 'H.*r') or seed + 1 == 2", ()),  # Python decides the candidates
+    ("env == 'Nope'", ()),  # no match: the frame path says so
+    ("nope == 1", ()),  # an unknown name: the frame path's error
 ]
 
 
 def test_a_where_lists_the_same_bytes_streamed(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    taken = [_same(db, monkeypatch, "--where", where) for where in WHERES]
-    assert taken == [True] * 5 + [False] * 2, taken
-    assert _same(db, monkeypatch, "--where", "seed < 2", "--all", "--columns", "index,env,last(return)")
+    taken = [_same(db, monkeypatch, "--where", where, *options) for where, options in WHERES]
+    assert taken == [True] * 4 + [False] * 2, taken
 
 
 def test_a_where_over_every_kind_of_column_lists_the_same_bytes_streamed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = _mixed_root(tmp_path / "data")
-    for where in ["i >= 1", "s == 'plain' or b", "mixed == 1", "f > 0.1", "i < 5 and f is not None"]:
-        for options in [(), ("--all",), ("--limit", "1")]:
-            _same(root, monkeypatch, "--where", where, *options)
+    cases = [
+        ("i >= 1", ()),
+        ("s == 'plain' or b", ("--all",)),
+        ("mixed == 1", ("--all",)),
+        ("f > 0.1", ("--limit", "1")),
+        ("i < 5 and f is not None", ("--all", "--limit", "2")),
+    ]
+    taken = [_same(root, monkeypatch, "--where", where, *options) for where, options in cases]
+    assert sum(taken) >= 3, taken
 
 
 def test_stored_time_steps_sqlite_cannot_print_exactly_are_written_by_python(
