@@ -50,16 +50,11 @@ def preload() -> None:
     import RLA.query.curves  # noqa: F401
 
 
-def _group(
-    metric: str,
-    group: Any,
-    data: List[Tuple[np.ndarray, np.ndarray]],
-    indices: List[str],
-    opts: CurveOptions,
-) -> Tuple[Dict[str, Any], List[str]]:
-    """One group's curve on its grid (center, band, runs per x) and its notes."""
+def _on_grid(
+    metric: str, group: Any, data: List[Tuple[np.ndarray, np.ndarray]], opts: CurveOptions
+) -> Tuple[np.ndarray, np.ndarray, List[str]]:
+    """One group's grid, its runs on it (``runs x points``, not smoothed yet) and its notes."""
     from RLA.plot.resample import common_grid, stack
-    from RLA.plot.stats import aggregate, band, counts
 
     grid = common_grid(data, opts.resample, opts.vary_len)
     longest = max(float(x[-1]) for x, _ in data)
@@ -69,12 +64,40 @@ def _group(
             f"{metric}: {group.legend!r}: {len(data)} runs cut to x <= {grid[-1]:g} (the shortest run); "
             "tick 'runs of unequal length' (vary_len=1) to keep the tails"
         )
-    _, smooth = stack(data, grid, opts.smooth)
+    raw, _ = stack(data, grid)
+    return grid, raw, notes
+
+
+def _smoothed(raws: List[np.ndarray], step: float) -> List[np.ndarray]:
+    """``stack``'s smoothing of each group's runs, the groups of one grid size in one
+    :func:`RLA.plot.resample.ema_rows` call (rows are smoothed independently: same bits)."""
+    from RLA.plot.resample import ema_rows
+
+    if step <= 0:
+        return raws
+    out = list(raws)
+    for size in {raw.shape[1] for raw in raws}:
+        same = [i for i, raw in enumerate(raws) if raw.shape[1] == size and len(raw)]
+        if not same:
+            continue
+        smooth = ema_rows(np.vstack([raws[i] for i in same]), step)
+        cuts = np.cumsum([len(raws[i]) for i in same])[:-1]
+        for i, part in zip(same, np.split(smooth, cuts)):
+            out[i] = part
+    return out
+
+
+def _summary(
+    group: Any, grid: np.ndarray, smooth: np.ndarray, indices: List[str], opts: CurveOptions
+) -> Dict[str, Any]:
+    """One group's curve on its grid: center, band and runs per x (``rla plot``'s statistics)."""
+    from RLA.plot.stats import aggregate, band, counts
+
     center = aggregate(smooth, opts.agg)
     low, high = band(smooth, center, opts.band, opts.agg, opts.samples, opts.seed)
     out = {
         "legend": group.legend,
-        "n": len(data),
+        "n": len(smooth),
         "x": grid,
         "center": center,
         "low": low,
@@ -85,7 +108,7 @@ def _group(
     }
     if opts.individual:
         out["individual"] = [{"index": i, "y": row} for i, row in list(zip(indices, smooth))[:MAX_INDIVIDUAL]]
-    return out, notes
+    return out
 
 
 def grouped_curves(rows: Sequence[Any], opts: CurveOptions) -> Dict[str, Any]:
@@ -128,16 +151,20 @@ def _grouped(rows: Sequence[Any], opts: CurveOptions) -> Dict[str, Any]:
     pieces, _ = load_pieces(list(rows), opts.metrics, x=opts.x, x_bound=opts.x_bound)
     for metric in opts.metrics:
         per_run = {index: (x, y) for index, x, y in runs_of(pieces, metric)}
-        groups = []
+        placed = []  # (group, run indices, grid, runs on the grid)
         for group in group_runs([list(rows)], opts.group_by, metric):
             present = [row.index for row in group.runs if row.index in per_run]
             if not present:
                 result["notes"].append(f"{metric}: group {group.legend!r} has no data")
                 continue
-            out, notes = _group(metric, group, [per_run[i] for i in present], present, opts)
+            grid, raw, notes = _on_grid(metric, group, [per_run[i] for i in present], opts)
             result["notes"].extend(notes)
-            groups.append(out)
-        result["metrics"][metric] = groups
+            placed.append((group, present, grid, raw))
+        smooth = _smoothed([raw for _, _, _, raw in placed], opts.smooth)
+        result["metrics"][metric] = [
+            _summary(group, grid, rows_, present, opts)
+            for (group, present, grid, _), rows_ in zip(placed, smooth)
+        ]
     return jsonable(result)
 
 

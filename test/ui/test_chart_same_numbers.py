@@ -39,7 +39,9 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> List[Any]:
     return list(select_runs(root, task="c").runs)
 
 
-def _plot_numbers(rows: List[Any], agg: str, band: str, vary_len: bool) -> List[Dict[str, Any]]:
+def _plot_numbers(
+    rows: List[Any], agg: str, band: str, vary_len: bool, points: int = 64, smooth: float = 2.0
+) -> List[Dict[str, Any]]:
     from RLA.plot.aggregate import summarize_group
     from RLA.plot.grouping import group_runs
     from RLA.plot.load import load
@@ -48,37 +50,49 @@ def _plot_numbers(rows: List[Any], agg: str, band: str, vary_len: bool) -> List[
     from RLA.ui.encode import jsonable
 
     curves = load(rows, ["return"]).curves["return"]
-    opts = StatOptions(points=64, smooth_step=2.0, agg=agg, band_kind=band, vary_len=vary_len)
+    opts = StatOptions(points=points, smooth_step=smooth, agg=agg, band_kind=band, vary_len=vary_len)
     out = []
     for i, group in enumerate(group_runs([rows], ["lr"], "return")):
         data = [curves[r.index] for r in group.runs if r.index in curves]
-        curve = summarize_group(group.legend, i, resample_group(data, 64, 2.0, vary_len), opts).curve
+        curve = summarize_group(group.legend, i, resample_group(data, points, smooth, vary_len), opts).curve
         out.append(
             jsonable({k: getattr(curve, k) for k in ("legend", "n", "x", "center", "low", "high", "n_at_x")})
         )
     return out
 
 
-@pytest.mark.parametrize("agg, band", list(itertools.product(AGGREGATES, BANDS)))
-def test_chart_numbers_are_rla_plots_bit_for_bit(runs: List[Any], agg: str, band: str) -> None:
+def _same_as_plot(runs: List[Any], agg: str, band: str, vary_len: bool, points: int, smooth: float) -> None:
     from RLA.ui.curves import CurveOptions, grouped_curves
 
+    opts = CurveOptions(
+        metrics=["return"],
+        group_by=["lr"],
+        agg=agg,
+        band=band,
+        smooth=smooth,
+        resample=points,
+        vary_len=vary_len,
+    )
+    got = grouped_curves(runs, opts)["metrics"]["return"]
+    expected = _plot_numbers(runs, agg, band, vary_len, points, smooth)
+    assert [g["legend"] for g in got] == [e["legend"] for e in expected]
+    for mine, theirs in zip(got, expected):
+        for key, value in theirs.items():
+            assert repr(mine[key]) == repr(value), (key, vary_len)
+
+
+@pytest.mark.parametrize("agg, band", list(itertools.product(AGGREGATES, BANDS)))
+def test_chart_numbers_are_rla_plots_bit_for_bit(runs: List[Any], agg: str, band: str) -> None:
     for vary_len in (False, True):
-        opts = CurveOptions(
-            metrics=["return"],
-            group_by=["lr"],
-            agg=agg,
-            band=band,
-            smooth=2.0,
-            resample=64,
-            vary_len=vary_len,
-        )
-        got = grouped_curves(runs, opts)["metrics"]["return"]
-        expected = _plot_numbers(runs, agg, band, vary_len)
-        assert [g["legend"] for g in got] == [e["legend"] for e in expected]
-        for mine, theirs in zip(got, expected):
-            for key, value in theirs.items():
-                assert repr(mine[key]) == repr(value), (key, vary_len)
+        _same_as_plot(runs, agg, band, vary_len, 64, 2.0)
+
+
+@pytest.mark.parametrize("points, smooth", [(0, 3.0), (0, 0.0), (17, 0.0)])
+def test_grids_of_other_sizes_and_no_smoothing_are_rla_plots_too(
+    runs: List[Any], points: int, smooth: float
+) -> None:
+    # resample=0: each group on the union of its runs' x (grids of different sizes)
+    _same_as_plot(runs, "mean", "ci", True, points, smooth)
 
 
 def test_numeric_arrays_encode_as_their_items_do() -> None:
