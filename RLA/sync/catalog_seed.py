@@ -129,11 +129,11 @@ def seed(
             for data_type in types:
                 maker.todo.put(places.folder(entry, data_type))
             ready.append((layout, record))
-        encoded = encode_records(ready)
     finally:
         maker.finish()
     read = [_from_files(transport, remote_root, folders, entry, limit) for entry in slow]
-    encoded += encode_records([(layout, record) for layout, record in read if not record.problems])
+    # after the folders: a stat in a folder being written waits for it
+    encoded = encode_records([*ready, *((layout, record) for layout, record in read if not record.problems)])
     damaged = [layout for layout, record in read if record.problems]
     stored = store_encoded(cache, encoded, damaged)
     return None if stored is None else (stored, [entry.key for entry in slow])
