@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -134,13 +135,35 @@ def grouped_curves(rows: Sequence[Any], opts: CurveOptions) -> Dict[str, Any]:
         )
     if not rows:
         return {"x": opts.x, "metrics": {}, "notes": []}
+    return _cached("chart", rows, opts, lambda: _grouped(rows, opts))
+
+
+def curves_json(rows: Sequence[Any], opts: CurveOptions) -> bytes:
+    """:func:`grouped_curves` as the API's JSON body (what ``JSONResponse`` would send),
+    encoded once per chart and kept beside it, so a chart shown again is not encoded again.
+
+    Raises:
+        RLAError, QueryError: as :func:`grouped_curves`.
+    """
+    if not rows:
+        return _encode(grouped_curves(rows, opts))
+    return _cached("chart-json", rows, opts, lambda: _encode(grouped_curves(rows, opts)))
+
+
+def _encode(result: Dict[str, Any]) -> bytes:
+    return json.dumps(
+        result, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")
+    ).encode()
+
+
+def _cached(kind: str, rows: Sequence[Any], opts: CurveOptions, build: Callable[[], Any]) -> Any:
+    """``build()`` kept with the index's other derived data (see :mod:`RLA.query.warm`): the
+    same runs with the same files (signatures) and statuses give the same chart."""
     from RLA.query import WARM
     from RLA.query.tree import run_key
 
-    # The same runs with the same files (signatures) and statuses give the same chart:
-    # computed once, kept with the index's other derived data (see RLA.query.warm).
-    key = ("chart", repr(opts), tuple((run_key(r.layout), r.record.signature, r.status) for r in rows))
-    return WARM.cached(rows[0].layout.data_root, key, 0, lambda: _grouped(rows, opts))
+    key = (kind, repr(opts), tuple((run_key(r.layout), r.record.signature, r.status) for r in rows))
+    return WARM.cached(rows[0].layout.data_root, key, 0, build)
 
 
 def _grouped(rows: Sequence[Any], opts: CurveOptions) -> Dict[str, Any]:

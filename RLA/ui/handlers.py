@@ -12,7 +12,7 @@ from typing import Any, List, Optional, Tuple
 
 from RLA.errors import QueryError, RLAError
 from RLA.ui.actions import ActionError, ReadOnlyError, annotate, run_action
-from RLA.ui.curves import CurveOptions, curves_csv, grouped_curves
+from RLA.ui.curves import CurveOptions, curves_csv, curves_json, grouped_curves
 from RLA.ui.runs import RunFilter, RunsSource, runs_page, select, statuses, task_counts
 
 MAX_COMPARE = 10
@@ -140,14 +140,15 @@ def curves(ctx: Context, request: Any) -> Any:
     opts = _curve_options(request)
     with ctx.source.catalog() as catalog:
         rows = select(catalog, _filter(request)).runs
-    result = grouped_curves(rows, opts)
     if request.query_params.get("format") == "csv":
         return Response(
-            curves_csv(result),
+            curves_csv(grouped_curves(rows, opts)),
             media_type="text/csv; charset=utf-8",
             headers={"Content-Disposition": 'attachment; filename="rla-curves.csv"'},
         )
-    return _json(result)
+    return Response(
+        curves_json(rows, opts), media_type="application/json", headers={"Cache-Control": "no-store"}
+    )
 
 
 def compare(ctx: Context, request: Any) -> Any:

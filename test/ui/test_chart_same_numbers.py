@@ -110,3 +110,15 @@ def test_numeric_arrays_encode_as_their_items_do() -> None:
         got = jsonable(array)
         expected = [jsonable(item) for item in array.tolist()]  # one item at a time, as before
         assert repr(got) == repr(expected) and [type(v) for v in got] == [type(v) for v in expected]
+
+
+def test_the_json_body_is_what_jsonresponse_sends_and_is_encoded_once(runs: List[Any]) -> None:
+    from starlette.responses import JSONResponse
+
+    from RLA.ui.curves import CurveOptions, curves_json, grouped_curves
+
+    opts = CurveOptions(metrics=["return"], group_by=["lr"], band="ci", resample=32)
+    body = curves_json(runs, opts)
+    assert body == JSONResponse(grouped_curves(runs, opts)).body
+    assert curves_json(runs, opts) is body  # kept with the chart
+    assert curves_json([], opts) == JSONResponse({"x": "time-step", "metrics": {}, "notes": []}).body
