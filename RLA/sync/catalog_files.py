@@ -54,8 +54,11 @@ class Folders:
         try:
             mode = os.lstat(path).st_mode
         except FileNotFoundError:
-            os.mkdir(path)
-            mode = stat.S_IFDIR
+            try:
+                os.mkdir(path)
+                mode = stat.S_IFDIR
+            except FileExistsError:  # another refresh of this cache made it meanwhile: check it
+                mode = os.lstat(path).st_mode
         if not stat.S_ISDIR(mode):
             no_symlink_between(self.root, path)  # raises for a link
             raise UnsafePathError(

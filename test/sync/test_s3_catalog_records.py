@@ -126,3 +126,35 @@ def test_text_files_keep_the_readers_size_caps() -> None:
     with pytest.raises(FileNotFoundError):
         files.data(Path("/c/log/y"), 4)
     assert files.present(Path("/c/log/x")) and not files.present(Path("/c/log/y"))
+
+
+@pytest.mark.parametrize("made", ["a folder", "a link"])
+def test_a_folder_made_meanwhile_by_another_refresh_is_checked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, made: str
+) -> None:
+    """Two refreshes of one cache: a folder the other made after our lstat is accepted, a link is refused."""
+    import os
+
+    from RLA.errors import UnsafePathError
+    from RLA.sync import catalog_files
+
+    cache, elsewhere = tmp_path / "cache", tmp_path / "elsewhere"
+    cache.mkdir()
+    elsewhere.mkdir()
+    target = cache / "log"
+    real_mkdir = os.mkdir
+
+    def racing_mkdir(path: str, *args: object) -> None:
+        if made == "a folder":
+            real_mkdir(path)
+        else:
+            os.symlink(elsewhere, path)
+        real_mkdir(path)  # FileExistsError, as when the other refresh won
+
+    monkeypatch.setattr(catalog_files.os, "mkdir", racing_mkdir)
+    folders = catalog_files.Folders(cache)
+    if made == "a folder":
+        assert folders.ensure(str(target)) == str(target) and target.is_dir()
+    else:
+        with pytest.raises(UnsafePathError):
+            folders.ensure(str(target))
