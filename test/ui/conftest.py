@@ -86,9 +86,9 @@ def server(demo: Dict[str, Any], subprocess_env: Dict[str, str]) -> Iterator[str
         stop_server(proc)
 
 
-@pytest.fixture
-def driver() -> Iterator[Any]:
-    """Headless Debian Chromium through Selenium (skipped when it is not installed)."""
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Any]:
+    """One headless Debian Chromium through Selenium per module (skipped when it is not installed)."""
     reason = browser.missing()
     if reason:
         pytest.skip(f"browser tests need Chromium: {reason}")
@@ -97,3 +97,21 @@ def driver() -> Iterator[Any]:
         yield drv
     finally:
         drv.quit()
+
+
+@pytest.fixture
+def driver(chromium: Any) -> Iterator[Any]:
+    """The module's Chromium, as a fresh one: a blank page, no cookie, no cache of an earlier test.
+
+    Each test's server has a port of its own (pages of two tests never share an origin's storage);
+    the blank page makes a reused port load the page anew, and cookies (the token's) are per host.
+    """
+
+    def blank() -> None:
+        chromium.get("about:blank")
+        chromium.execute_cdp_cmd("Network.clearBrowserCookies", {})
+        chromium.execute_cdp_cmd("Network.clearBrowserCache", {})
+
+    blank()
+    yield chromium
+    blank()
