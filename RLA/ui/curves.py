@@ -43,12 +43,16 @@ class CurveOptions:
 
 
 def preload() -> None:
-    """Import what a chart needs (the plot statistics, the batch CSV reader), ahead of the
-    first chart request."""
+    """Import what a chart needs (pandas, the plot statistics, the batch CSV reader), ahead of
+    the first chart request. Run in a thread at start-up: none of these modules imports the
+    dashboard's, so a request importing them meanwhile only waits for them."""
+    import pandas  # noqa: F401
+
     import RLA.plot.grouping  # noqa: F401
     import RLA.plot.resample  # noqa: F401
     import RLA.plot.stats  # noqa: F401
     import RLA.query.curves  # noqa: F401
+    import RLA.query.progress_batch  # noqa: F401
 
 
 def _on_grid(
