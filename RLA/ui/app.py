@@ -116,17 +116,22 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:
-        import threading
-
-        from RLA.ui.curves import preload
-
-        # The chart modules load while the first pages are shown, not in the first chart.
-        threading.Thread(target=preload, name="rla-ui-preload", daemon=True).start()
+        _start_preload()
         yield
         ctx.source.close()  # stop the background refresh
 
     app = Starlette(routes=routes, lifespan=lifespan)
     return Guard(app, host, token)
+
+
+def _start_preload() -> None:
+    """Import the chart modules in a thread while the first pages are shown, not in the
+    first chart request (see :func:`RLA.ui.curves.preload`)."""
+    import threading
+
+    from RLA.ui.curves import preload
+
+    threading.Thread(target=preload, name="rla-ui-preload", daemon=True).start()
 
 
 async def _guarded(fn: Callable, ctx: Any, request: Any) -> Any:
