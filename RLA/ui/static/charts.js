@@ -98,7 +98,7 @@
     if (!state.metric.length) { RLA.clear(ui.charts).appendChild(el("p", {className: "muted"}, "Pick a metric.")); return; }
     if (!quiet) ui.status.textContent = "loading\u2026";
     var started = performance.now();
-    RLA.api("curves", request()).then(function (result) {
+    return RLA.api("curves", request()).then(function (result) {
       if (seq !== state.seq) return;
       plots.forEach(function (p) { p.destroy(); }); plots = [];
       RLA.clear(ui.charts);
@@ -183,10 +183,10 @@
     main.appendChild(controls(ui));
     ui.charts = el("div", {className: "charts", id: "charts"});
     main.appendChild(ui.charts);
-    /* metrics named in the URL: the curves are requested at once, beside the choices */
-    var named = state.metric.length > 0;
-    if (named) load(ui);
-    fillChoices(ui).then(function () { if (!named) load(ui); }).catch(function (err) { ui.charts.appendChild(RLA.errorBox(err)); });
+    /* metrics named in the URL: the curves are requested first, the choices once they are drawn */
+    var failed = function (err) { ui.charts.appendChild(RLA.errorBox(err)); };
+    if (state.metric.length) load(ui).then(function () { return fillChoices(ui); }).catch(failed);
+    else fillChoices(ui).then(function () { load(ui); }).catch(failed);
     RLA.every(10000, function () { if (state.running && !document.hidden) load(ui, true); });
   };
 })();
