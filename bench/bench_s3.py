@@ -104,14 +104,16 @@ def _spread(samples: List[float]) -> Dict[str, Any]:
 
 
 def _repeat(fn: Any, times: int, before: Any = None) -> Dict[str, Any]:
-    samples = []
+    """Wall time of ``times`` calls, and this process's CPU time (``cpu``; moto's is not in it)."""
+    samples, cpu = [], []
     for _ in range(times):
         if before is not None:
             before()
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         fn()
         samples.append(time.perf_counter() - start)
-    return _spread(samples)
+        cpu.append(time.process_time() - start_cpu)
+    return {**_spread(samples), "cpu": _spread(cpu)}
 
 
 def _publish_catalog(data: Path, url: str) -> int:
@@ -130,6 +132,17 @@ def _publish_catalog(data: Path, url: str) -> int:
     with open_transport(settings) as transport:
         publisher.publish(transport)
     return len(runs)
+
+
+def _cli_bench(url: str, cache_root: Path, warm_reps: int) -> Dict[str, Any]:
+    """``rla list --data-root s3://...`` in a new process each time (imports, a new S3 session, the table printed)."""
+    env = {**os.environ, "RLA_CACHE_DIR": str(cache_root)}
+
+    def cli() -> None:
+        command = [sys.executable, "-m", "rla_scripts.cli", "list", "--data-root", url, "--format", "csv"]
+        subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL, timeout=600)
+
+    return {"cli_cold": _repeat(cli, 1), "cli_warm": _repeat(cli, warm_reps)}
 
 
 def list_bench(runs: int, cold_reps: int = 3, warm_reps: int = 5) -> Dict[str, Any]:
@@ -176,6 +189,7 @@ def list_bench(runs: int, cold_reps: int = 3, warm_reps: int = 5) -> Dict[str, A
         out["list_warm"] = _repeat(listed, warm_reps)
         out["refresh_warm"] = _repeat(lambda: open_data_root(url, cache=cache, files=False), warm_reps)
         out["query_on_cache"] = _repeat(lambda: len(list_runs(cache)), warm_reps)  # the warm query alone
+        out.update(_cli_bench(url, work / "cli-cache", warm_reps))
         out["load_after"] = os.getloadavg()
         return out
     finally:
