@@ -75,8 +75,8 @@ def list_runs(
 
     Runs created, deleted, archived or moved always show at once, and so do a running run's
     new rows. A run whose ``run.json`` says it ended and whose files have not changed for a
-    minute is "settled": its files are checked again when the last check (by any process)
-    is older than an hour (:data:`RLA.query.warm.RECHECK_S`), or at once with
+    minute is "settled": its files are checked again at most an hour after the last check
+    (by any process; :data:`RLA.query.warm.RECHECK_S`), or at once with
     ``verify=True``. See :mod:`RLA.query.warm`.
 
     Args:

@@ -16,9 +16,8 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from RLA.layout import LOG, RunLayout, type_root
-from RLA.query.index_file import INSERT_RUN
 from RLA.query.records import RunRecord, read_record, signature_and_mtime
-from RLA.query.stored import encode, unread_row
+from RLA.query.stored import encode, put_runs, unread_row
 from RLA.query.tree import run_key
 from RLA.query.warm import is_settled
 
@@ -90,7 +89,7 @@ def _store(catalog: "Catalog", rows: List[tuple], unread: List[tuple]) -> bool:
     if not file.begin():
         return False
     try:
-        file.conn.executemany(INSERT_RUN, rows)
+        put_runs(file.conn, rows, catalog.recheck_s)
         file.conn.executemany("INSERT OR REPLACE INTO unread VALUES (?, ?, ?, ?)", unread)
         return file.commit(True)
     except BaseException:

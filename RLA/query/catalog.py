@@ -42,8 +42,8 @@ class Catalog:
         path: the SQLite file (default ``<data_root>/.rla_index.sqlite``); ``":memory:"``
             keeps it in memory.
         workers: threads (or processes, for large cold builds) used to read runs.
-        recheck_s: a settled run's files are ``stat``\\ ed again when its last check is
-            older than this (see :mod:`RLA.query.warm`); 0 checks every run on every query.
+        recheck_s: a settled run's files are ``stat``\\ ed again at most this long after its
+            last check (see :mod:`RLA.query.warm`); 0 checks every run on every query.
     """
 
     def __init__(
@@ -195,7 +195,7 @@ class Catalog:
     def rebuild(self, progress: Optional[ProgressFn] = None) -> int:
         """Drop every row and re-read the whole tree; returns the number of runs indexed."""
         conn = self.conn
-        for table in ("runs", "unread", "dirs"):
+        for table in ("checks", "runs", "unread", "dirs"):
             conn.execute(f"DELETE FROM {table}")
         return len(self.records(archived=None, progress=progress))
 
@@ -220,7 +220,7 @@ def mark_changed(data_root: os.PathLike, runs: Sequence[RunLayout]) -> None:
     try:
         conn = sqlite3.connect(os.fspath(path), timeout=5.0, isolation_level=None)
         try:
-            conn.executemany("UPDATE runs SET settled = 0 WHERE key = ?", keys)
+            conn.executemany("UPDATE checks SET settled = 0 WHERE key = ?", keys)
         finally:
             conn.close()
     except sqlite3.Error:

@@ -148,15 +148,14 @@ def store_encoded(
 ) -> Optional[Stored]:
     """:func:`store_records` of rows made by :func:`encode_records` (its folders must exist by now)."""
     from RLA.query.catalog import Catalog
-    from RLA.query.index_file import INSERT_RUN
-    from RLA.query.stored import unread_row
+    from RLA.query.stored import put_runs, unread_row
 
     with Catalog(data_root) as index:
         if index.in_memory or not index.file.begin():
             return None
         try:
             conn = index.conn
-            conn.executemany(INSERT_RUN, encoded.rows)
+            put_runs(conn, encoded.rows)  # the runs' rows, and their checks rows (settled, time)
             conn.executemany("DELETE FROM unread WHERE key = ?", [(key,) for key in encoded.held])
             damaged = [unread_row(layout) for layout in unread]
             conn.executemany("DELETE FROM runs WHERE key = ?", [row[:1] for row in damaged])

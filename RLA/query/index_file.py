@@ -6,10 +6,13 @@ busy timeout, a read-only data root or a filesystem SQLite cannot lock fall back
 in-memory database, and a write that cannot be made is skipped (the answer came from disk).
 
 Tables: ``runs`` (one row per readable run on disk: its record, the file signature it was read
-from, whether it is settled and when its files were last checked, and the columns the
+from, and the columns the
 ``where`` compiler reads: ``status``, ``start_time``, ``pjson``/``mjson`` for SQLite's JSON
 functions; ``idx`` .. ``param_source``, the cells of a listing, with ``plain`` saying they
-are exactly the record's, see :mod:`RLA.query.csv_stream`), ``dirs`` (directory listings with their mtimes, see :mod:`RLA.query.tree`) and
+are exactly the record's, see :mod:`RLA.query.csv_stream`), ``checks`` (per stored run, whether it
+is settled, when its files were last checked, and the signature, status, archived flag and
+task its check reads (copied from its ``runs`` row when that is written): a narrow table of its own, so the periodic re-check of 100,000 settled
+runs rewrites small rows, never the large ``runs`` rows; see :mod:`RLA.query.live`), ``dirs`` (directory listings with their mtimes, see :mod:`RLA.query.tree`) and
 ``meta`` (schema version; ``generation``, bumped by every write that changes a run).
 ``unread`` holds the runs on disk without a stored record (damaged, or not read yet): they
 are read from disk on every query, so no failure is ever cached.
@@ -22,8 +25,9 @@ import sqlite3
 from typing import Iterable, Optional, Sequence, Tuple
 
 #: "5": the listing columns of ``rla list --format csv``; "6": their value types (``shape``,
-#: ``tres``, see :mod:`RLA.query.csv_survey`). Older files are rebuilt.
-SCHEMA_VERSION = "6"
+#: ``tres``, see :mod:`RLA.query.csv_survey`); "7": ``settled``/``checked_at`` moved from ``runs``
+#: to ``checks``. Older files are rebuilt.
+SCHEMA_VERSION = "7"
 BUSY_TIMEOUT_S = 30.0
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -33,8 +37,6 @@ CREATE TABLE IF NOT EXISTS runs (
     task TEXT NOT NULL,
     archived INTEGER NOT NULL,
     sig TEXT NOT NULL,
-    settled INTEGER NOT NULL,
-    checked_at REAL NOT NULL,
     status TEXT,
     start_time TEXT,
     exact INTEGER NOT NULL,
@@ -63,7 +65,26 @@ CREATE INDEX IF NOT EXISTS runs_list ON runs(archived, start_time DESC, idx, key
 CREATE INDEX IF NOT EXISTS runs_where ON runs(archived, task, exact, status, start_time, pjson, mjson, key);
 -- the survey of a listing's value types: one GROUP BY in this index's order (no sort)
 CREATE INDEX IF NOT EXISTS runs_survey ON runs(archived, shape, tres, tz, exact, plain, status, task);
-CREATE INDEX IF NOT EXISTS runs_live ON runs(settled, checked_at, key, sig, status, archived, task);
+-- per stored run, what a check of its files reads and writes: narrow rows, so the periodic
+-- re-check of every settled run rewrites no runs row; ``checked_at`` is stored up to a
+-- quarter of the period earlier than the check was made, by ``jitter`` (0..1, fixed per run:
+-- see RLA.query.warm.stamp). No index over ``checked_at``: the due runs are found by a scan of
+-- these narrow rows (~15 ms at 100,000 runs), so one UPDATE rewrites them in place, in order.
+CREATE TABLE IF NOT EXISTS checks (
+    key TEXT PRIMARY KEY,
+    settled INTEGER NOT NULL,
+    checked_at REAL NOT NULL,
+    jitter REAL NOT NULL,
+    sig TEXT NOT NULL,
+    status TEXT,
+    archived INTEGER NOT NULL,
+    task TEXT NOT NULL
+) WITHOUT ROWID;
+-- the runs that are not settled (checked on every query): few, found at once
+CREATE INDEX IF NOT EXISTS checks_live ON checks(key, sig, status, archived, task) WHERE settled = 0;
+CREATE TRIGGER IF NOT EXISTS runs_gone AFTER DELETE ON runs BEGIN
+    DELETE FROM checks WHERE key = old.key;
+END;
 CREATE TABLE IF NOT EXISTS unread (
     key TEXT PRIMARY KEY,
     day TEXT NOT NULL,
@@ -79,7 +100,9 @@ CREATE TABLE IF NOT EXISTS dirs (
     names TEXT NOT NULL
 );
 """
-#: The columns of ``runs``, in order (for INSERT).
+#: The columns of a run's row as :func:`RLA.query.stored.encode` makes it, in order: those of
+#: ``runs`` and, at :data:`CHECK_AT`, ``settled`` and ``checked_at`` (stored in ``checks``, see
+#: :func:`RLA.query.stored.put_runs`).
 RUN_COLUMNS = (
     "key",
     "day",
@@ -107,7 +130,14 @@ RUN_COLUMNS = (
     "shape",
     "tres",
 )
-INSERT_RUN = f"INSERT OR REPLACE INTO runs VALUES ({', '.join('?' * len(RUN_COLUMNS))})"
+#: Where ``settled`` and ``checked_at`` are in a row of :data:`RUN_COLUMNS`.
+CHECK_AT = RUN_COLUMNS.index("settled")
+#: The columns of the ``runs`` table.
+STORED_COLUMNS = RUN_COLUMNS[:CHECK_AT] + RUN_COLUMNS[CHECK_AT + 2 :]
+INSERT_RUN = f"INSERT OR REPLACE INTO runs VALUES ({', '.join('?' * len(STORED_COLUMNS))})"
+#: The columns of ``checks``, in order.
+CHECK_COLUMNS = ("key", "settled", "checked_at", "jitter", "sig", "status", "archived", "task")
+INSERT_CHECK = f"INSERT OR REPLACE INTO checks VALUES ({', '.join('?' * len(CHECK_COLUMNS))})"
 
 
 class IndexFile:
@@ -137,7 +167,8 @@ class IndexFile:
         elif row[0] != SCHEMA_VERSION:
             raise sqlite3.DatabaseError(f"schema version {row[0]} != {SCHEMA_VERSION}")
         # A file of the right version but another layout (hand-made, truncated) is refused too.
-        conn.execute(f"SELECT {', '.join(RUN_COLUMNS)} FROM runs LIMIT 1").fetchall()
+        conn.execute(f"SELECT {', '.join(STORED_COLUMNS)} FROM runs LIMIT 1").fetchall()
+        conn.execute(f"SELECT {', '.join(CHECK_COLUMNS)} FROM checks LIMIT 1").fetchall()
         conn.execute("SELECT path, mtime_ns, trusted, day, names FROM dirs LIMIT 1").fetchall()
         conn.execute("SELECT key, day, task, archived FROM unread LIMIT 1").fetchall()
         return conn

@@ -10,9 +10,10 @@ One refresh (every query does one, for its scope):
    are written in one transaction; a day another process re-listed meanwhile is stored
    untrusted, so the next query lists it again.
 2. **Live runs.** Runs that are not settled (see :func:`is_settled`), runs without a
-   stored record (damaged, never cached) and settled runs whose last check is older than
-   ``recheck_s`` (or all, with ``verify``) get their files ``stat``\\ ed, and are read
-   again when the signature changed. Settled runs that are not due are not touched.
+   stored record (damaged, never cached) and settled runs due for the periodic re-check
+   (at most ``recheck_s`` after their last check; or all, with ``verify``) get their files
+   ``stat``\\ ed, and are read again when the signature changed (see :mod:`RLA.query.live`).
+   Settled runs that are not due are not touched.
 """
 
 from __future__ import annotations
@@ -24,10 +25,9 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from RLA.layout import RunLayout
-from RLA.query.index_file import INSERT_RUN
 from RLA.query.live import check_live
 from RLA.query.records import RunRecord, read_record, signature_and_mtime
-from RLA.query.stored import encode, unread_row
+from RLA.query.stored import encode, put_runs, unread_row
 from RLA.query.tree import Listing, gone_dirs, layout_of, run_key, walk
 from RLA.query.warm import is_settled
 
@@ -208,12 +208,13 @@ def _write_structure(
         conn.executemany("DELETE FROM runs WHERE key = ?", [(key,) for key in removed])
         conn.executemany("DELETE FROM unread WHERE key = ?", [(key,) for key in removed])
         good = [(layout, read) for layout, read in added if not read[2].problems]
-        conn.executemany(
-            INSERT_RUN,
+        put_runs(
+            conn,
             [
                 encode(layout, rec, sig, is_settled(rec, newest, time.time_ns()), now)
                 for layout, (sig, newest, rec) in good
             ],
+            catalog.recheck_s,
         )
         conn.executemany(
             "INSERT OR REPLACE INTO unread VALUES (?, ?, ?, ?)",

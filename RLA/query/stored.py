@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Iterable, Optional, Sequence, Tuple
 
 from RLA.layout import RunLayout
 from RLA.query.records import RunRecord, start_time_of
@@ -146,6 +146,31 @@ def encode(layout: RunLayout, record: RunRecord, sig: str, settled: bool, checke
         mjson,
         json.dumps(record.__dict__),
         *listing_cells(layout, record, start_text),
+    )
+
+
+def put_runs(conn: Any, rows: Iterable[Sequence[Any]], recheck_s: Optional[float] = None) -> None:
+    """Store rows made by :func:`encode`: the run's columns in ``runs``; whether it is settled,
+    when it was checked (:func:`RLA.query.warm.stamp` of ``recheck_s``, default
+    :data:`RLA.query.warm.RECHECK_S`) and what a check reads in ``checks``.
+
+    Args:
+        conn: an open ``sqlite3`` connection to the index, in a write transaction.
+    """
+    from RLA.query.index_file import CHECK_AT, INSERT_CHECK, INSERT_RUN, RUN_COLUMNS
+    from RLA.query.warm import RECHECK_S, jitter, stamp
+
+    period = RECHECK_S if recheck_s is None else recheck_s
+    rows = list(rows)
+    conn.executemany(INSERT_RUN, [tuple(row[:CHECK_AT]) + tuple(row[CHECK_AT + 2 :]) for row in rows])
+    at = [RUN_COLUMNS.index(name) for name in ("sig", "status", "archived", "task")]
+    conn.executemany(
+        INSERT_CHECK,
+        [
+            (row[0], row[CHECK_AT], stamp(row[0], row[CHECK_AT + 1], period), jitter(row[0]))
+            + tuple(row[i] for i in at)
+            for row in rows
+        ],
     )
 
 

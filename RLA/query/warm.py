@@ -7,8 +7,11 @@ settled and when its files were last ``stat``\\ ed (:mod:`RLA.query.refresh`): a
 seen at once), and those of a settled run only when its last check is older than
 ``recheck_s`` (default :data:`RECHECK_S`) or with ``verify=True``. A hand edit of an ended
 run's files is therefore seen at once with ``verify=True`` (``rla list --verify``,
-``rla index --verify``) and otherwise by the first query of its scope after
-:data:`RECHECK_S` -- in any process, since the time of the last check is in the index.
+``rla index --verify``) and otherwise by the first query of its scope at most
+:data:`RECHECK_S` after the run's last check -- in any process, since the time of the last
+check is in the index. That time is stored up to a quarter of the period earlier than the
+check was made, by a fixed fraction per run (:func:`stamp`): runs checked together come due
+over a quarter of an hour, not in the same second, and none later than promised.
 
 :data:`WARM` keeps data derived from the index per data root (the dashboard's sorted
 tables, name lists), valid while the index's generation is unchanged; ``WARM.reset()``
@@ -20,6 +23,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+import zlib
 from collections import OrderedDict
 from typing import Any, Callable, Optional, Tuple
 
@@ -30,6 +34,8 @@ from RLA.query.records import RunRecord
 SETTLE_S = 60.0
 #: A settled run's files are stat'ed again when its last check is older than this (seconds).
 RECHECK_S = 3600.0
+#: The check time stored for a run is earlier than the real one by up to this part of the period.
+SPREAD = 0.25
 #: Data roots remembered per process, and derived items per root (least recently used dropped).
 MAX_ROOTS = 16
 MAX_ITEMS = 16
@@ -47,6 +53,21 @@ def is_settled(record: RunRecord, newest_mtime_ns: int, now_ns: int) -> bool:
     from RLA.manager.run_info import effective_status
 
     return effective_status(record.info) in _ENDED
+
+
+def jitter(key: str) -> float:
+    """A fixed number in [0, 1) per run key (stored in the index, see :func:`stamp`)."""
+    return zlib.crc32(key.encode("utf-8", "surrogatepass")) / 2**32
+
+
+def stamp(key: str, now: float, recheck_s: float) -> float:
+    """The check time stored for the run ``key`` checked at ``now`` (see the module docstring).
+
+    Earlier by ``SPREAD * recheck_s * jitter(key)``, so runs checked in one query come due
+    spread over that span; never later than ``now``, so a run is always checked again at most
+    ``recheck_s`` after its real check (by a reader with any period).
+    """
+    return now - SPREAD * recheck_s * jitter(key)
 
 
 class WarmCaches:

@@ -29,7 +29,9 @@ def _tree(root: Path) -> None:
 def _rows(root: Path, db: Path) -> tuple:
     with Catalog(root, path=db) as catalog:
         damaged = catalog.refresh()
-        rows = catalog.conn.execute(f"SELECT {_COLUMNS} FROM runs ORDER BY key").fetchall()
+        rows = catalog.conn.execute(
+            f"SELECT {_COLUMNS} FROM runs JOIN (SELECT key, settled FROM checks) USING (key) ORDER BY key"
+        ).fetchall()
         unread = catalog.conn.execute("SELECT * FROM unread").fetchall()
         return rows, unread, sorted(damaged), catalog.generation
 

@@ -4,6 +4,7 @@ Structure changes (runs created, deleted, archived) show at once; a live run's f
 checked on every query; a settled run's files at least every ``recheck_s`` seconds, or at
 once with ``verify=True``.
 """
+
 from __future__ import annotations
 
 import os
@@ -30,7 +31,7 @@ def forget_warm_state():
 
 def age_tree(root: Path, when: float = OLD) -> None:
     """Set every file and directory of ``root`` to an old mtime (files first, then dirs)."""
-    for dirpath, dirnames, filenames in os.walk(root, topdown=False):
+    for dirpath, _dirnames, filenames in os.walk(root, topdown=False):
         for name in filenames:
             os.utime(os.path.join(dirpath, name), (when, when))
         os.utime(dirpath, (when, when))
@@ -72,10 +73,13 @@ def _last_return_in_new_process(db: Path, where: str, env: dict, verify: bool = 
     import subprocess
     import sys
 
-    code = (f"from RLA.query import list_runs; "
-            f"print(list_runs({str(db)!r}, where={where!r}, verify={verify})['last(return)'].iloc[0])")
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         timeout=60, check=True)
+    code = (
+        f"from RLA.query import list_runs; "
+        f"print(list_runs({str(db)!r}, where={where!r}, verify={verify})['last(return)'].iloc[0])"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60, check=True
+    )
     return float(out.stdout.strip())
 
 
@@ -96,7 +100,7 @@ def test_a_new_process_sees_a_hand_edit_with_verify_or_once_the_last_check_is_ol
     assert _last_return_in_new_process(db, where, subprocess_env, verify=True) == 333.0
     rewrite_keeping_mtime(path, [3.0, 444.0, 1.0])
     with sqlite3.connect(db / INDEX_DB) as conn:  # ... and so does the first query after RECHECK_S
-        conn.execute("UPDATE runs SET checked_at = checked_at - ?", (RECHECK_S + 1,))
+        conn.execute("UPDATE checks SET checked_at = checked_at - ?", (RECHECK_S + 1,))
     assert _last_return_in_new_process(db, where, subprocess_env) == 1.0
 
 
@@ -115,8 +119,12 @@ def test_a_running_run_is_checked_on_every_query(tmp_path):
 def test_runs_created_and_deleted_in_a_settled_tree_show_at_once(db):
     age_tree(db)
     assert len(list_runs(db)) == 11
-    new = make_run(db, task="mujoco", params={"env": "Humanoid", "algo": "sac", "seed": 0, "lr": 1.0},
-                   curves={"return": [9.0]})
+    new = make_run(
+        db,
+        task="mujoco",
+        params={"env": "Humanoid", "algo": "sac", "seed": 0, "lr": 1.0},
+        curves={"return": [9.0]},
+    )
     assert len(list_runs(db, where="env == 'Humanoid'")) == 1
     shutil.rmtree(new.log_dir)
     shutil.rmtree(new.code_dir)
@@ -146,27 +154,49 @@ def test_unchanged_old_directories_are_not_listed_again(db, monkeypatch):
     list_runs(db)
     scans = []
     original = os.scandir
-    monkeypatch.setattr(tree_module.os, "scandir", lambda path: scans.append(path) or original(path))
+
+    def scandir(path):
+        scans.append(path)
+        return original(path)
+
+    monkeypatch.setattr(tree_module.os, "scandir", scandir)
     list_runs(db)
     assert scans == []
 
 
 QUERIES = [
-    "env == 'Hopper'", "algo in ['sac', 'td3'] and seed == 1", "lr >= 2e-3 and env != 'Walker'",
-    "seed == '1'", "seed == 1.0 and algo == 'sac'", "not env == 'Hopper' and seed in [0, 2]",
-    "lr is None", "env == 'Ant' and status == 'unknown'", "matches(env, '^H') and seed < 1",
-    "net.hidden == 64 and lr > 1e-3", "algo == 'ppo' or seed == 1", "seed > 'a' and env == 'Ant'",
-    "task == 'mujoco' and algo == 'sac'", "last('return') > 20 and env == 'Walker'",
+    "env == 'Hopper'",
+    "algo in ['sac', 'td3'] and seed == 1",
+    "lr >= 2e-3 and env != 'Walker'",
+    "seed == '1'",
+    "seed == 1.0 and algo == 'sac'",
+    "not env == 'Hopper' and seed in [0, 2]",
+    "lr is None",
+    "env == 'Ant' and status == 'unknown'",
+    "matches(env, '^H') and seed < 1",
+    "net.hidden == 64 and lr > 1e-3",
+    "algo == 'ppo' or seed == 1",
+    "seed > 'a' and env == 'Ant'",
+    "task == 'mujoco' and algo == 'sac'",
+    "last('return') > 20 and env == 'Walker'",
 ]
 
 
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("text", QUERIES)
 def test_the_prefilter_selects_exactly_what_row_by_row_evaluation_selects(db, text):
-    make_run(db, task="mujoco", params={"env": "Hopper", "algo": "sac", "seed": "1", "lr": "0.002"},
-             curves={"return": [30.0]})
-    make_run(db, task="mujoco", params={"env": ["Hopper", "Ant"], "algo": "td3", "seed": True, "lr": None},
-             curves={"return": [30.0]})
+    make_run(
+        db,
+        task="mujoco",
+        params={"env": "Hopper", "algo": "sac", "seed": "1", "lr": "0.002"},
+        curves={"return": [30.0]},
+    )
+    make_run(
+        db,
+        task="mujoco",
+        params={"env": ["Hopper", "Ant"], "algo": "td3", "seed": True, "lr": None},
+        curves={"return": [30.0]},
+    )
     query = parse_query(text)
     everything = select_runs(db, include_broken=True).runs
     expected = sorted(row.index for row in everything if query.matches(row.view()))
@@ -179,8 +209,14 @@ def test_a_run_found_before_its_files_exist_is_read_when_they_appear(tmp_path):
     # without files, which must not count as settled (it would not be read again for 30 s).
     root = tmp_path / "data"
     layout = make_run(root, task="t", params={"seed": 0}, curves={"return": [1.0, 2.0]})
-    files = {p: p.read_bytes() for p in (layout.log_dir / "run.json", layout.log_dir / "progress.csv",
-                                         layout.code_dir / "parameter.json")}
+    files = {
+        p: p.read_bytes()
+        for p in (
+            layout.log_dir / "run.json",
+            layout.log_dir / "progress.csv",
+            layout.code_dir / "parameter.json",
+        )
+    }
     for path in files:
         path.unlink()
     age_tree(root)

@@ -37,7 +37,7 @@ def test_an_unsettled_ended_run_costs_two_stats_and_nothing_else(tmp_path: Path,
         make_run(root, task="t", params={"seed": seed}, curves={"r": [1.0, 2.0]})
     with Catalog(root) as catalog:
         catalog.refresh()
-        assert catalog.conn.execute("SELECT count(*) FROM runs WHERE settled = 0").fetchone()[0] == 20
+        assert catalog.conn.execute("SELECT count(*) FROM checks WHERE settled = 0").fetchone()[0] == 20
         calls: Dict[str, int] = {}
         for name in ("_stat_sig", "layout_of", "decode", "signature_and_mtime"):
             _count(monkeypatch, calls, name)
