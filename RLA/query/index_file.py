@@ -13,7 +13,8 @@ are exactly the record's, see :mod:`RLA.query.csv_stream`), ``checks`` (per stor
 is settled, when its files were last checked, and the signature, status, archived flag and
 task its check reads (copied from its ``runs`` row when that is written): a narrow table of its own, so the periodic re-check of 100,000 settled
 runs rewrites small rows, never the large ``runs`` rows; see :mod:`RLA.query.live`), ``dirs`` (directory listings with their mtimes, see :mod:`RLA.query.tree`) and
-``meta`` (schema version; ``generation``, bumped by every write that changes a run).
+``meta`` (schema version; ``generation``, bumped by every write that changes a run;
+``due_from``, a bound on the settled runs' check times, see :data:`LOWER_DUE`).
 ``unread`` holds the runs on disk without a stored record (damaged, or not read yet): they
 are read from disk on every query, so no failure is ever cached.
 """
@@ -138,6 +139,18 @@ INSERT_RUN = f"INSERT OR REPLACE INTO runs VALUES ({', '.join('?' * len(STORED_C
 #: The columns of ``checks``, in order.
 CHECK_COLUMNS = ("key", "settled", "checked_at", "jitter", "sig", "status", "archived", "task")
 INSERT_CHECK = f"INSERT OR REPLACE INTO checks VALUES ({', '.join('?' * len(CHECK_COLUMNS))})"
+#: ``meta['due_from']``: a whole second at or before the stored check time of every settled run,
+#: so a query whose due cutoff is not later finds no run due without scanning ``checks``. Every
+#: writer keeps it a lower bound: :func:`RLA.query.stored.put_runs` lowers it, a re-check
+#: (:mod:`RLA.query.live`) recomputes it; absent, the query scans.
+LOWER_DUE = (
+    "INSERT INTO meta VALUES ('due_from', ?) ON CONFLICT(key) DO UPDATE "
+    "SET value = min(CAST(value AS INTEGER), CAST(excluded.value AS INTEGER))"
+)
+RESET_DUE = (
+    "INSERT OR REPLACE INTO meta VALUES ('due_from', "
+    f"(SELECT coalesce(CAST(min(checked_at) AS INTEGER) - 1, {2**62}) FROM checks WHERE settled = 1))"
+)
 
 
 class IndexFile:

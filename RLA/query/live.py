@@ -18,6 +18,7 @@ import time
 from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
 
 from RLA.layout import PROGRESS_CSV, RUN_INFO_FILE, RunLayout
+from RLA.query.index_file import RESET_DUE
 from RLA.query.records import RunRecord, _stat_sig, signature_and_mtime
 from RLA.query.stored import decode, encode, put_runs, unread_row
 from RLA.query.tree import layout_of, run_key
@@ -48,11 +49,14 @@ def _rows(catalog: "Catalog", scope: str, args: tuple, verify: bool, now: float)
             f"NOT EXISTS (SELECT 1 FROM checks c WHERE c.key = runs.key) AND {scope}",
             args,
         ).fetchall()
-    else:  # the live runs, and the settled ones due for a check
+    else:  # the live runs, and the settled ones due for a check (none before meta's due_from)
         rows = conn.execute(f"{_SELECT} WHERE settled = 0 AND {scope}", args).fetchall()
-        rows += conn.execute(
-            f"{_SELECT} WHERE settled = 1 AND checked_at < ? AND {scope}", (_cutoff(catalog, now),) + args
-        ).fetchall()
+        cutoff = _cutoff(catalog, now)
+        bound = conn.execute("SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'due_from'").fetchone()
+        if bound is None or bound[0] < cutoff:
+            rows += conn.execute(
+                f"{_SELECT} WHERE settled = 1 AND checked_at < ? AND {scope}", (cutoff,) + args
+            ).fetchall()
     running = dict(
         conn.execute(
             "SELECT key, record FROM runs WHERE key IN "
@@ -170,6 +174,8 @@ def _write_live(
                 put_runs(
                     conn, [encode(layout, rec, sig, is_settled(rec, newest, now_ns), now)], catalog.recheck_s
                 )
+        if sweep is not None or updates:  # check times moved: the exact bound again
+            conn.execute(RESET_DUE)
         return file.commit(bool(reread))
     except BaseException:
         file.rollback()

@@ -157,21 +157,22 @@ def put_runs(conn: Any, rows: Iterable[Sequence[Any]], recheck_s: Optional[float
     Args:
         conn: an open ``sqlite3`` connection to the index, in a write transaction.
     """
-    from RLA.query.index_file import CHECK_AT, INSERT_CHECK, INSERT_RUN, RUN_COLUMNS
+    from RLA.query.index_file import CHECK_AT, INSERT_CHECK, INSERT_RUN, LOWER_DUE, RUN_COLUMNS
     from RLA.query.warm import RECHECK_S, jitter, stamp
 
     period = RECHECK_S if recheck_s is None else recheck_s
     rows = list(rows)
     conn.executemany(INSERT_RUN, [tuple(row[:CHECK_AT]) + tuple(row[CHECK_AT + 2 :]) for row in rows])
     at = [RUN_COLUMNS.index(name) for name in ("sig", "status", "archived", "task")]
-    conn.executemany(
-        INSERT_CHECK,
-        [
-            (row[0], row[CHECK_AT], stamp(row[0], row[CHECK_AT + 1], period), jitter(row[0]))
-            + tuple(row[i] for i in at)
-            for row in rows
-        ],
-    )
+    checks = [
+        (row[0], row[CHECK_AT], stamp(row[0], row[CHECK_AT + 1], period), jitter(row[0]))
+        + tuple(row[i] for i in at)
+        for row in rows
+    ]
+    conn.executemany(INSERT_CHECK, checks)
+    settled = [check[2] for check in checks if check[1]]
+    if settled:  # keep meta['due_from'] at or before every settled run's check time
+        conn.execute(LOWER_DUE, (math.floor(min(settled)) - 1,))
 
 
 def decode(text: str) -> Optional[RunRecord]:

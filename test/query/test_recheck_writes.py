@@ -40,6 +40,19 @@ def _checked(catalog: Catalog) -> Dict[str, float]:
     return dict(catalog.conn.execute("SELECT key, checked_at FROM checks WHERE settled = 1"))
 
 
+def _make_due(catalog: Catalog, where: str, args: tuple) -> None:
+    """Move check times back by more than the period, as if an hour had passed for those runs
+    (and forget the bound on check times, as a hand edit must)."""
+    catalog.conn.execute(
+        f"UPDATE checks SET checked_at = checked_at - ? WHERE {where}", (RECHECK_S + 1, *args)
+    )
+    catalog.conn.execute("DELETE FROM meta WHERE key = 'due_from'")
+
+
+def _bound(catalog: Catalog) -> int:
+    return int(catalog.conn.execute("SELECT value FROM meta WHERE key = 'due_from'").fetchone()[0])
+
+
 def _writes(catalog: Catalog) -> int:
     return int(catalog.conn.execute("SELECT n FROM runs_writes").fetchone()[0])
 
@@ -87,15 +100,62 @@ def test_a_recheck_stamps_only_the_runs_it_looked_at(db: Path) -> None:
     with Catalog(db) as catalog:
         keys = sorted(_checked(catalog))
         due = keys[0]
-        catalog.conn.execute(
-            "UPDATE checks SET checked_at = checked_at - ? WHERE key = ?", (RECHECK_S + 1, due)
-        )
+        _make_due(catalog, "key = ?", (due,))
         before = _checked(catalog)
         started = time.time()
         catalog.refresh(archived=None)
         after = _checked(catalog)
     assert after[due] >= started - SPREAD * RECHECK_S  # the due run was checked, its time moved
     assert {key: after[key] for key in keys[1:]} == {key: before[key] for key in keys[1:]}
+
+
+@pytest.mark.timeout(60)
+def test_runs_due_in_another_scope_are_checked_by_its_next_query(db: Path) -> None:
+    """A query of one task checks only its runs; the bound it leaves (meta 'due_from', which
+    lets a query skip the scan for due runs) still finds the other task's due runs."""
+    age_tree(db)
+    list_runs(db)
+    with Catalog(db) as catalog:
+        _make_due(catalog, "1", ())
+        before = _checked(catalog)
+        catalog.refresh(task="mujoco")
+        middle = _checked(catalog)
+        others = [key for key in before if key.startswith("other/")]
+        assert others and all(middle[key] == before[key] for key in others)  # not in scope: untouched
+        assert all(middle[key] > before[key] for key in before if key.startswith("mujoco/"))
+    with Catalog(db) as catalog:  # a new process, the other task
+        catalog.refresh(task="other")
+        after = _checked(catalog)
+    assert all(after[key] > before[key] for key in others)
+
+
+@pytest.mark.timeout(60)
+def test_a_run_stored_with_an_old_check_time_is_due_at_once(db: Path) -> None:
+    """A writer that stores a run checked long ago (a stale clock, a longer period) lowers the
+    bound, so the next query checks that run instead of skipping the scan for due runs."""
+    from RLA.query.records import read_record, signature_and_mtime
+    from RLA.query.stored import encode, put_runs
+    from RLA.query.tree import layout_of
+
+    age_tree(db)
+    list_runs(db)
+    with Catalog(db) as catalog:
+        _make_due(catalog, "1", ())
+        catalog.refresh(archived=None)  # a re-check: the bound on check times is set again
+        assert _bound(catalog) == int(min(_checked(catalog).values())) - 1
+        key = min(_checked(catalog))
+        layout = layout_of(db, key)
+        sig = signature_and_mtime(layout)[0]
+        row = encode(
+            layout, read_record(layout, sig, full_info=False), sig, True, time.time() - 2 * RECHECK_S
+        )
+        catalog.file.begin()
+        put_runs(catalog.conn, [row])
+        catalog.file.commit(True)
+        assert _checked(catalog)[key] < time.time() - RECHECK_S
+        started = time.time()
+        catalog.refresh(archived=None)
+        assert _checked(catalog)[key] >= started - SPREAD * RECHECK_S  # checked by this query
 
 
 @pytest.mark.timeout(60)
