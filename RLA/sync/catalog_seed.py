@@ -14,11 +14,17 @@ Runs the query must read from files get them written instead
 (:func:`RLA.sync.catalog_files.materialize`): an entry that names files to download from
 the store (too big to carry, or not text), a run whose texts the query finds damaged (it
 is then read and reported from disk, as locally), and a run without ``log`` or ``code``.
+
+A big cold read (thousands of runs) is shared by worker processes, one part of the entries
+each (:func:`_read_parts`, as the query's own first build, :mod:`RLA.query.bulk`): each
+builds, checks and encodes its runs' records and makes their folders; this process stores
+all the rows in one transaction.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import multiprocessing
 import os
 import queue
 from pathlib import Path
@@ -30,6 +36,10 @@ from RLA.sync.store_catalog import PROGRESS_KEY, Entry
 
 #: ``(layout, record)`` of a run to store.
 Ready = Tuple[RunLayout, Any]
+#: Fewest runs per process when a cold read is shared by worker processes.
+PARALLEL_MIN = 400
+#: Most processes (this one included) reading the runs of a cold read.
+MAX_PARTS = 4
 
 
 class _Places:
@@ -103,6 +113,68 @@ class _FolderMaker:
             self.pool.shutdown()
 
 
+def _seed_part(job: Tuple[Path, Sequence[Entry]]) -> Tuple[Any, List[int]]:
+    """Build the records of one part of the entries, make their folders and encode them (in
+    this process or a worker: every folder checked by :class:`Folders`, as in one process).
+
+    Returns:
+        ``(Encoded rows of the fast runs, positions in the part of the runs to read from files)``.
+    """
+    from RLA.query.external import encode_records, record_from_texts
+
+    cache, entries = job
+    folders, places = Folders(cache), _Places(cache)
+    maker = _FolderMaker(folders)
+    ready: List[Ready] = []
+    slow: List[int] = []
+    try:
+        for position, entry in enumerate(entries):
+            types = _types(entry)
+            layout = layout_of(cache, entry)
+            record = record_from_texts(layout, _texts(places, entry), entry.progress)
+            if entry.fetch or record.problems or not types:
+                slow.append(position)  # after the folders: one writer of folders at a time
+                continue
+            for data_type in types:
+                maker.todo.put(places.folder(entry, data_type))
+            ready.append((layout, record))
+    finally:
+        maker.finish()
+    # after the folders: a stat in a folder being written waits for it
+    return encode_records(ready), slow
+
+
+def _parts(entries: Sequence[Entry]) -> List[Sequence[Entry]]:
+    """``entries`` split for the processes that read them: one part per CPU (at most
+    :data:`MAX_PARTS`), each of at least :data:`PARALLEL_MIN` runs (a worker's start costs more)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    if multiprocessing.current_process().daemon:
+        cpus = 1  # a pool's worker may not start processes
+    count = max(1, min(cpus, MAX_PARTS, len(entries) // PARALLEL_MIN))
+    size = -(-len(entries) // count)
+    return [entries[lo : lo + size] for lo in range(0, len(entries), size)] or [entries]
+
+
+def _read_parts(cache: Path, entries: Sequence[Entry]) -> Tuple[Any, List[Entry]]:
+    """:func:`_seed_part` of every part: the first in this process, the others in worker
+    processes at the same time; returns all the rows and the entries to read from files."""
+    parts = _parts(entries)
+    pool = concurrent.futures.ProcessPoolExecutor(len(parts) - 1) if len(parts) > 1 else None
+    try:
+        futures = [pool.submit(_seed_part, (cache, part)) for part in parts[1:]] if pool else []
+        results = [_seed_part((cache, parts[0])), *(future.result() for future in futures)]
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    encoded = results[0][0]
+    for rows, _slow in results[1:]:
+        encoded = encoded + rows
+    return encoded, [part[i] for part, (_rows, slow) in zip(parts, results) for i in slow]
+
+
 def seed(
     transport: Any, remote_root: str, cache: Path, entries: Sequence[Entry], limit: int
 ) -> Optional[Tuple[Any, List[str]]]:
@@ -112,28 +184,11 @@ def seed(
         ``(Stored, keys of the runs whose files were written)``, or ``None`` when the index
         cannot be written now (the store is then listed instead).
     """
-    from RLA.query.external import encode_records, record_from_texts, store_encoded
+    from RLA.query.external import encode_records, store_encoded
 
-    folders, places = Folders(cache), _Places(cache)
-    maker = _FolderMaker(folders)
-    ready: List[Ready] = []
-    slow: List[Entry] = []
-    try:
-        for entry in entries:
-            types = _types(entry)
-            layout = layout_of(cache, entry)
-            record = record_from_texts(layout, _texts(places, entry), entry.progress)
-            if entry.fetch or record.problems or not types:
-                slow.append(entry)  # after the thread: one writer of folders at a time
-                continue
-            for data_type in types:
-                maker.todo.put(places.folder(entry, data_type))
-            ready.append((layout, record))
-    finally:
-        maker.finish()
-    read = [_from_files(transport, remote_root, folders, entry, limit) for entry in slow]
-    # after the folders: a stat in a folder being written waits for it
-    encoded = encode_records([*ready, *((layout, record) for layout, record in read if not record.problems)])
+    encoded, slow = _read_parts(cache, entries)
+    read = [_from_files(transport, remote_root, Folders(cache), entry, limit) for entry in slow]
+    encoded = encoded + encode_records([(layout, record) for layout, record in read if not record.problems])
     damaged = [layout for layout, record in read if record.problems]
     stored = store_encoded(cache, encoded, damaged)
     return None if stored is None else (stored, [entry.key for entry in slow])

@@ -5,18 +5,20 @@ Fixtures and helpers come from s3_server.py and test_s3_catalog.py.
 
 from __future__ import annotations
 
+import concurrent.futures
 import gzip
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, List
 
 import pytest
 from s3_server import S3Box
 from test_s3_catalog import Counted, make_source, open_index
 
-from RLA.errors import RLAError
+from RLA.errors import RLAError, UnsafePathError
 from RLA.query import BrokenRunWarning, Catalog, list_runs
 from RLA.query.testing import make_run
+from RLA.sync import catalog_seed
 from RLA.sync.store_catalog import CatalogError
 from RLA.sync.syncer import RunSyncer
 
@@ -189,3 +191,73 @@ def test_crafted_archived_entries_are_refused(s3_bucket: S3Box, tmp_path: Path, 
     assert isinstance(info.value, RLAError)
     assert sorted(p.name for p in (tmp_path / "deep").iterdir()) == ["cache"]
     assert not (tmp_path / "escape").exists()
+
+
+class _CountedPool(concurrent.futures.ProcessPoolExecutor):
+    """A process pool that counts the parts sent to its workers."""
+
+    submitted: List[Any] = []
+
+    def submit(self, *args: Any, **kwargs: Any) -> Any:
+        _CountedPool.submitted.append(args)
+        return super().submit(*args, **kwargs)
+
+
+def _parts_of_two(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cold read of a few runs shared by this process and a worker process (as of 2,000 runs on 2 CPUs)."""
+    _CountedPool.submitted = []
+    monkeypatch.setattr(catalog_seed, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(catalog_seed.os, "sched_getaffinity", lambda _pid: {0, 1}, raising=False)
+    monkeypatch.setattr(catalog_seed.concurrent.futures, "ProcessPoolExecutor", _CountedPool)
+
+
+def test_a_cold_read_shared_with_a_worker_process_lists_every_run(
+    s3_bucket: S3Box, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Half the runs are read in a worker process: same frame as the local root, their folders made."""
+    _parts_of_two(monkeypatch)
+    source = tmp_path / "src"
+    settings = s3_bucket.settings(prefix="lab")
+    RunSyncer(settings, source).push(make_source(source))
+    cache = tmp_path / "cache"
+    assert frame(open_index(s3_bucket, settings, cache)).equals(frame(source))
+    assert len(_CountedPool.submitted) == 1 and len(_CountedPool.submitted[0][1][1]) == 2
+    assert len([p for p in (cache / "code").glob("*/*/*/*/*") if p.is_dir()]) == 4
+
+
+def test_a_link_met_by_a_worker_process_is_refused(
+    s3_bucket: S3Box, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker's part (the last runs: task 'other') meets a planted link: the read fails, nothing written there."""
+    _parts_of_two(monkeypatch)
+    source = tmp_path / "src"
+    settings = s3_bucket.settings(prefix="lab")
+    RunSyncer(settings, source).push(make_source(source))
+    cache, elsewhere = tmp_path / "cache", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (cache / "log").mkdir(parents=True)
+    (cache / "log" / "other").symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(UnsafePathError):
+        open_index(s3_bucket, settings, cache)
+    assert len(_CountedPool.submitted) == 1
+    assert not list(elsewhere.iterdir())
+
+
+def test_a_damaged_run_in_a_worker_process_is_reported_as_locally(
+    s3_bucket: S3Box, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker's part holds a damaged run: it is read from its files here and skipped with the local reason."""
+    _parts_of_two(monkeypatch)
+    source = tmp_path / "src"
+    settings = s3_bucket.settings(prefix="lab")
+    runs = make_source(source)
+    (runs[-1].log_dir / "run.json").write_text('{"status": 5}')  # task 'other': the last part
+    RunSyncer(settings, source).push(runs)
+    skipped = []
+    for root in (source, open_index(s3_bucket, settings, tmp_path / "cache")):
+        with pytest.warns(BrokenRunWarning):
+            listed = list_runs(root)
+        assert len(listed) == 3
+        skipped.append([reason for _index, reason in listed.attrs["skipped"]])
+    assert skipped[0] and skipped[1] == skipped[0]
+    assert len(_CountedPool.submitted) == 1
