@@ -33,6 +33,7 @@ from RLA.query.warm import is_settled
 
 if TYPE_CHECKING:
     from RLA.query.catalog import Catalog
+    from RLA.query.index_file import IndexFile
 
 ProgressFn = Callable[[Iterable[RunLayout], int], Iterable[RunLayout]]
 #: Below this many runs to read, threads; above, worker processes (the reading is CPU-bound).
@@ -179,32 +180,8 @@ def _write_structure(
     if not file.begin():
         return False
     try:
-        # Another process may have re-listed one of these days since we read the store:
-        # our listings are then stored untrusted, so the next query lists the day again.
-        raced = {
-            day
-            for path, mtime, day in file.in_chunks(
-                "SELECT path, mtime_ns, day FROM dirs WHERE day IN ({})", days
-            )
-            if path not in stored or stored[path].mtime_ns != mtime
-        }
         conn = file.conn
-        conn.executemany(
-            "INSERT OR REPLACE INTO dirs VALUES (?, ?, ?, ?, ?)",
-            [
-                (
-                    path,
-                    listings[path].mtime_ns,
-                    int(listings[path].trusted and listings[path].day not in raced),
-                    listings[path].day,
-                    json.dumps(listings[path].names),
-                )
-                for path in relisted
-            ],
-        )
-        conn.executemany("DELETE FROM dirs WHERE path = ?", [(path,) for path in gone])
-        if raced:
-            conn.executemany("UPDATE dirs SET trusted = 0 WHERE day = ?", [(day,) for day in raced])
+        _store_listings(file, stored, listings, relisted, gone, days)
         conn.executemany("DELETE FROM runs WHERE key = ?", [(key,) for key in removed])
         conn.executemany("DELETE FROM unread WHERE key = ?", [(key,) for key in removed])
         good = [(layout, read) for layout, read in added if not read[2].problems]
@@ -224,6 +201,41 @@ def _write_structure(
     except BaseException:
         file.rollback()
         raise
+
+
+def _store_listings(
+    file: "IndexFile",
+    stored: Dict[str, Listing],
+    listings: Dict[str, Listing],
+    relisted: Set[str],
+    gone: List[str],
+    days: List[str],
+) -> None:
+    """Write the folder listings (inside the caller's transaction)."""
+    # Another process may have re-listed one of these days since we read the store:
+    # our listings are then stored untrusted, so the next query lists the day again.
+    raced = {
+        day
+        for path, mtime, day in file.in_chunks("SELECT path, mtime_ns, day FROM dirs WHERE day IN ({})", days)
+        if path not in stored or stored[path].mtime_ns != mtime
+    }
+    conn = file.conn
+    conn.executemany(
+        "INSERT OR REPLACE INTO dirs VALUES (?, ?, ?, ?, ?)",
+        [
+            (
+                path,
+                listings[path].mtime_ns,
+                int(listings[path].trusted and listings[path].day not in raced),
+                listings[path].day,
+                json.dumps(listings[path].names),
+            )
+            for path in relisted
+        ],
+    )
+    conn.executemany("DELETE FROM dirs WHERE path = ?", [(path,) for path in gone])
+    if raced:
+        conn.executemany("UPDATE dirs SET trusted = 0 WHERE day = ?", [(day,) for day in raced])
 
 
 def _bulk_write(
