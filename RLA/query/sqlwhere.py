@@ -88,12 +88,12 @@ def case(branches: List[Tuple[Part, Tri]]) -> Tri:
 
 
 def _param(name: str) -> Branches:
-    path = f'$."{name}"'
-    t, v = (f"json_type(pjson, '{path}')", ()), (f"json_extract(pjson, '{path}')", ())
+    path = (f'$."{name}"',)  # an argument, never SQL text: a name may hold a quote
+    t, v = "json_type(pjson, ?)", ("json_extract(pjson, ?)", path)
     return [
-        ((f"{t[0]} IN ('integer', 'real', 'true', 'false')", ()), "num", v),
-        ((f"{t[0]} = 'text'", ()), "text", v),
-        ((f"{t[0]} IS NULL OR {t[0]} = 'null'", ()), "none", v),
+        ((f"{t} IN ('integer', 'real', 'true', 'false')", path), "num", v),
+        ((f"{t} = 'text'", path), "text", v),
+        ((f"{t} IS NULL OR {t} = 'null'", path * 2), "none", v),
         (TRUE, "other", v),
     ]  # an array or an (empty) object
 
@@ -170,8 +170,8 @@ class _SQLCompiler:
             metric = node.args[0].value  # type: ignore[attr-defined]
             if not addressable(metric):
                 return [(TRUE, "unknown", TRUE)]
-            v = (f"json_extract(mjson, '$.\"{metric}\"[{METRIC_FUNCS.index(node.func.id)}]')", ())
-            return [((f"{v[0]} IS NULL", ()), "none", v), (TRUE, "num", v)]
+            v = ("json_extract(mjson, ?)", (f'$."{metric}"[{METRIC_FUNCS.index(node.func.id)}]',))
+            return [((f"{v[0]} IS NULL", v[1]), "none", v), (TRUE, "num", v)]
         name = _dotted(node)
         if name is None:
             return None
@@ -183,7 +183,7 @@ class _SQLCompiler:
             return _param(name)
         # A hyper-parameter of the same name shadows the run column.
         column = _COLUMNS.get(name, [(TRUE, "unknown", TRUE)])
-        return [((f"json_type(pjson, '$.\"{name}\"') IS NULL", ()), "shadow", TRUE)] + column + _param(name)
+        return [(("json_type(pjson, ?) IS NULL", (f'$."{name}"',)), "shadow", TRUE)] + column + _param(name)
 
     def branches(self, values: Branches, leaf: Any) -> Tri:
         """Apply ``leaf(kind, expr)`` per branch (a shadowed run column: column, else parameter)."""
