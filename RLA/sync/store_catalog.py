@@ -48,6 +48,10 @@ MAX_TEXT = 1 << 20
 #: Largest catalog object a reader inflates (bytes of JSON).
 MAX_OBJECT = 256 << 20
 MAX_NAME = 1000
+#: Latest file time an entry may give (9999-12-31, within every platform's ``time_t``).
+MAX_TIME = 253402300799.0
+#: Largest row count an entry may give (the index stores it as a 64-bit integer).
+MAX_ROWS = (1 << 63) - 1
 
 
 class CatalogError(SyncError):
@@ -101,16 +105,25 @@ def _bad(where: str, what: str, found: object) -> CatalogError:
     )
 
 
-def _number(value: object, where: str, low: float = -math.inf) -> float:
+def _number(value: object, where: str, low: float = -math.inf, high: float = math.inf) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise _bad(where, "a finite number", value)
-    if value < low:
-        raise _bad(where, f"a number >= {low}", value)
+    if not low <= value <= high:
+        raise _bad(where, f"a number from {low} to {high}", value)
     return float(value)
 
 
 def _mtime(value: object, where: str) -> Optional[float]:
-    return None if value is None else _number(value, where, 0.0)
+    return None if value is None else _number(value, where, 0.0, MAX_TIME)
+
+
+def _utf8(value: str, where: str) -> str:
+    """``value`` when it is UTF-8 text (``"\\ud800"`` is valid JSON, but no file or index holds it)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise _bad(where, "UTF-8 text", "a lone surrogate") from None
+    return value
 
 
 def check_relative_run(relative: object) -> str:
@@ -133,14 +146,15 @@ def _progress(value: object, where: str) -> Optional[Dict[str, Any]]:
     from RLA.logger.readers import MAX_COLUMNS  # the query's own limit (imported when reading)
 
     rows, metrics = value["n_rows"], value["metrics"]
-    if isinstance(rows, bool) or not isinstance(rows, int) or rows < 0:
-        raise _bad(where, "a row count >= 0", rows)
+    if isinstance(rows, bool) or not isinstance(rows, int) or not 0 <= rows <= MAX_ROWS:
+        raise _bad(where, f"a row count from 0 to {MAX_ROWS}", rows)
     if not isinstance(metrics, dict) or len(metrics) > MAX_COLUMNS:
         raise _bad(where, f"a mapping of at most {MAX_COLUMNS} metrics", type(metrics).__name__)
     out: Dict[str, List[float]] = {}
     for name, stats in metrics.items():
         if not isinstance(name, str) or not name or len(name) > MAX_NAME:
             raise _bad(where, "metric names of 1 to 1000 characters", name)
+        _utf8(name, f"{where} metric names")
         if not isinstance(stats, list) or len(stats) != 3:
             raise _bad(f"{where} {name!r}", "[last, min, max]", stats)
         out[name] = [_number(v, f"{where} {name!r}") for v in stats]
@@ -153,11 +167,7 @@ def _text(value: object, where: str) -> str:
         raise _bad(where, "[text, mtime]", value)
     if len(value) > MAX_TEXT:
         raise _bad(where, f"at most {MAX_TEXT} characters", len(value))
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:  # "\ud800" is valid JSON, but no file holds it
-        raise _bad(where, "UTF-8 text", "a lone surrogate") from None
-    return value
+    return _utf8(value, where)
 
 
 def parse_entry(relative: object, raw: object, archived: bool = False) -> Entry:

@@ -1,0 +1,64 @@
+"""Crafted catalog entries on the store (written by any worker with store access) read by a cache.
+
+Each case plants one catalog object in moto's S3 server (fixtures in s3_server.py) and opens
+the store: the refresh ends with a CatalogError (an RLAError naming the catalog), never a raw
+Python error, and nothing is written outside the cache.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any, Dict
+
+import pytest
+from s3_server import S3Box
+from test_s3_catalog import frame_of, make_source, open_index
+
+from RLA.errors import RLAError
+from RLA.sync.store_catalog import CatalogError
+from RLA.sync.syncer import RunSyncer
+
+pytestmark = pytest.mark.timeout(120)
+
+RUN = "demo/2026/01/01/10-00-00-000000"
+GOOD: Dict[str, Any] = {"stamp": 9e9, "texts": {}, "progress": None, "progress_mtime": None, "fetch": []}
+INFO = json.dumps({"status": "finished"})
+
+
+def _plant(box: S3Box, body: Any) -> None:
+    data = gzip.compress(json.dumps(body).encode())
+    key = "lab/.rla-catalog/entries/9999999999999999999-00000000000000ab.json.gz"
+    box.boto().put_object(Bucket=box.bucket, Key=key, Body=data)
+
+
+def _entry(**fields: Any) -> Dict[str, Any]:
+    return {"version": 1, "runs": {RUN: {**GOOD, "texts": {"log/run.json": [INFO, 1.0]}, **fields}}}
+
+
+CASES = {
+    "a row count beyond SQLite's integers": _entry(
+        progress={"n_rows": 10**30, "time_step": 1, "metrics": {"r": [1, 1, 1]}}
+    ),
+    "a file time beyond the clock": _entry(texts={"log/run.json": [INFO, 1e300]}, fetch=["log/progress.csv"]),
+    "a metric named by a lone surrogate": _entry(
+        progress={"n_rows": 1, "time_step": 1, "metrics": {"\ud800": [1, 1, 1]}}
+    ),
+    "a task named by a lone surrogate": {"version": 1, "runs": {"\ud800/2026/01/01/10-00-00-000000": GOOD}},
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_crafted_entry_is_a_catalog_error(s3_bucket: S3Box, tmp_path: Path, case: str) -> None:
+    """A value no push writes and the cache or index cannot hold: a CatalogError, never a raw
+    Python error from the file system or SQLite; nothing beside the cache."""
+    source = tmp_path / "src"
+    settings = s3_bucket.settings(prefix="lab")
+    RunSyncer(settings, source).push(make_source(source, count=1))
+    _plant(s3_bucket, CASES[case])
+    cache = tmp_path / "deep" / "cache"
+    with pytest.raises(CatalogError) as info:
+        frame_of(open_index(s3_bucket, settings, cache))
+    assert isinstance(info.value, RLAError) and "catalog" in str(info.value)
+    assert sorted(p.name for p in (tmp_path / "deep").iterdir()) == ["cache"]
