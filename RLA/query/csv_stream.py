@@ -32,6 +32,7 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 from RLA.query.csv_survey import Survey, base_tags_without, survey
 from RLA.query.expr import METRIC_FUNCS
 from RLA.query.frame import BASE_COLUMNS, metric_column
+from RLA.query.stored import addressable
 
 #: A cell the run does not have (pandas fills it with NaN).
 MISSING = object()
@@ -202,8 +203,10 @@ def plan(
     param_keys = set(having) | special_params
     metrics = sorted({key[2:].rpartition(":")[0] for key in tags if key[0] == "m"} | special_metrics)
     summaries = [metric_column(func, metric) for metric in metrics for func in METRIC_FUNCS]
-    if param_keys & (set(TIMES) | set(summaries)):
-        return None  # a hyper-parameter shadowing a time or a metric summary: the frame decides
+    if param_keys & (set(TIMES) | set(summaries) | {"index"}):
+        return None  # a hyper-parameter shadowing a sort key or a metric summary: the frame decides
+    if not all(map(addressable, param_keys | set(metrics))):
+        return None  # a name SQLite's JSON paths cannot reach (a quote, a backslash): no path for it
     params = sorted(k for k in param_keys if k not in BASE_COLUMNS)
     names = BASE_COLUMNS + params + summaries
     if columns is not None:
@@ -218,6 +221,8 @@ def plan(
     for name in names:
         out.tags[name] = _column_tags(name, out, found)
         every = out.tags[name] | {_tag(item.get(name, MISSING)) for item in special.values()}
+        if "big" in every:
+            return None  # an integer beyond int64: pandas' column type depends on its company
         out.kinds[name] = _kind(every)
     out.time_widths = (
         dict(zip(TIMES, found.widths)) if limit is None else _time_widths(catalog, scope, args, limit)

@@ -6,13 +6,21 @@ as arguments, never as SQL text.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import io
 from pathlib import Path
+
+import pytest
 
 from RLA.query import Catalog
 from RLA.query.expr import parse_query
 from RLA.query.pushdown import matching_keys
 from RLA.query.testing import make_run
+from rla_scripts.cli import main
+from rla_scripts.commands import _list_csv
+
+WHEN = dt.datetime(2026, 1, 1)
 
 
 def test_a_metric_named_with_a_quote_is_an_argument_not_sql(tmp_path: Path) -> None:
@@ -32,3 +40,52 @@ def test_a_metric_named_with_a_quote_is_an_argument_not_sql(tmp_path: Path) -> N
         ]:
             keys = matching_keys(catalog, None, False, parse_query(where))
             assert sorted(key.rpartition("&")[2] for key in keys) == expected, (where, keys)
+
+
+def _same_bytes(root: Path, monkeypatch: pytest.MonkeyPatch, *extra: str) -> None:
+    """The streamed listing equals the frame path's (exit code, stdout, stderr)."""
+    argv = ["list", "--format", "csv", "--data-root", str(root), *extra]
+    results = []
+    for fast in (True, False):
+        with monkeypatch.context() as patch:
+            patch.setattr(_list_csv, "wanted", lambda args, fast=fast: fast and args.format == "csv")
+            out, err = io.StringIO(), io.StringIO()
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                code = main(argv)
+            results.append((code, out.getvalue(), err.getvalue()))
+    assert results[0] == results[1], (extra, results)
+
+
+def test_a_metric_named_with_a_double_quote_is_listed_as_the_frame_lists_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite's JSON paths cannot reach such a name: the stream must not ask them to."""
+    root = tmp_path / "data"
+    make_run(root, task="t", params={"a": 1}, curves={'m"q': [0.5], "m": [1.0]}, when=WHEN)
+    make_run(root, task="t", params={"a": 2}, curves={"m": [2.0]}, when=WHEN + dt.timedelta(hours=1))
+    for options in [(), ("--where", "a >= 1"), ("--columns", "a,last(m)")]:
+        _same_bytes(root, monkeypatch, *options)
+
+
+def test_an_integer_beyond_int64_among_missing_values_is_written_as_pandas_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pandas makes such a column float (9.223372036854776e+18) when a run lacks it."""
+    root = tmp_path / "data"
+    make_run(root, task="t", params={"p": 2**63 + 3, "a": 1}, when=WHEN)
+    make_run(root, task="t", params={"a": 2}, when=WHEN + dt.timedelta(hours=1))
+    make_run(root, task="t", params={"p": 0.5, "a": 3}, when=WHEN + dt.timedelta(hours=2))
+    for options in [(), ("--limit", "2"), ("--where", "a != 3")]:
+        _same_bytes(root, monkeypatch, *options)
+
+
+def test_a_hyper_parameter_named_index_orders_runs_as_the_frame_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Runs tied on start time are ordered by the index column, which the hyper-parameter shows."""
+    root = tmp_path / "data"
+    make_run(root, task="t", params={"index": "zzz", "a": 1}, when=WHEN)
+    make_run(root, task="t", params={"a": 2}, when=WHEN)
+    make_run(root, task="t", params={"index": "aaa", "a": 3}, when=WHEN)
+    for options in [(), ("--all",), ("--where", "a > 0")]:
+        _same_bytes(root, monkeypatch, *options)
