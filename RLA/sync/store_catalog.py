@@ -48,6 +48,9 @@ MAX_TEXT = 1 << 20
 #: Largest catalog object a reader inflates (bytes of JSON).
 MAX_OBJECT = 256 << 20
 MAX_NAME = 1000
+#: Longest run place (``task/YYYY/MM/DD/name``, UTF-8 bytes): its cached files' paths stay
+#: within every file system's path limit (4,096 bytes on Linux) below a cache folder.
+MAX_RELATIVE = 1024
 #: Latest file time an entry may give (9999-12-31, within every platform's ``time_t``).
 MAX_TIME = 253402300799.0
 #: Largest row count an entry may give (the index stores it as a 64-bit integer).
@@ -130,6 +133,10 @@ def check_relative_run(relative: object) -> str:
     """``relative`` when it names a run in the layout (``task/YYYY/MM/DD/name``), else CatalogError."""
     if not isinstance(relative, str) or relative.count("/") < 4:
         raise _bad("a run's place", "task/YYYY/MM/DD/name", relative)
+    if len(relative.encode("utf-8", "surrogatepass")) > MAX_RELATIVE:
+        raise _bad(
+            f"the run {relative[:200]!r}", f"a run place of at most {MAX_RELATIVE} bytes", len(relative)
+        )
     parts = relative.split("/")
     try:
         check_run("/".join(parts[:-4]), "/".join(parts[-4:-1]), parts[-1])

@@ -62,3 +62,24 @@ def test_a_crafted_entry_is_a_catalog_error(s3_bucket: S3Box, tmp_path: Path, ca
         frame_of(open_index(s3_bucket, settings, cache))
     assert isinstance(info.value, RLAError) and "catalog" in str(info.value)
     assert sorted(p.name for p in (tmp_path / "deep").iterdir()) == ["cache"]
+
+
+LONG = {
+    "a path longer than the file system takes": "/".join(["t" * 200] * 25) + "/2026/01/01/10-00-00-000000",
+    "a task of thousands of folders": "/".join(["t"] * 3000) + "/2026/01/01/10-00-00-000000",
+}
+
+
+@pytest.mark.parametrize("case", sorted(LONG))
+def test_a_run_place_too_long_for_the_cache_is_a_catalog_error(
+    s3_bucket: S3Box, tmp_path: Path, case: str
+) -> None:
+    """No OSError (name too long) nor RecursionError while its folders are made; nothing beside the cache."""
+    source = tmp_path / "src"
+    settings = s3_bucket.settings(prefix="lab")
+    RunSyncer(settings, source).push(make_source(source, count=1))
+    _plant(s3_bucket, {"version": 1, "runs": {LONG[case]: {**GOOD, "texts": {"log/run.json": [INFO, 1.0]}}}})
+    cache = tmp_path / "deep" / "cache"
+    with pytest.raises(CatalogError):
+        frame_of(open_index(s3_bucket, settings, cache))
+    assert sorted(p.name for p in (tmp_path / "deep").iterdir()) == ["cache"]
