@@ -190,6 +190,8 @@ def plan(
         where: an SQL condition (and its arguments) selecting the rows listed, all in the scope
             (e.g. ``key IN (...)``); the scope itself is then not tested again.
     """
+    if (limit is not None and limit < 0) or (columns is not None and not columns):
+        return None  # head(-n) drops the last n; no column writes a line per run: the frame's way
     scope, args = catalog.scope_sql(task, [False, True] if archived is None else [archived])
     if where is not None:  # rows of the scope by construction: no scope test (keys are looked up)
         scope, args = where[0], tuple(where[1])

@@ -89,3 +89,14 @@ def test_a_hyper_parameter_named_index_orders_runs_as_the_frame_does(
     make_run(root, task="t", params={"index": "aaa", "a": 3}, when=WHEN)
     for options in [(), ("--all",), ("--where", "a > 0")]:
         _same_bytes(root, monkeypatch, *options)
+
+
+def test_a_negative_limit_and_an_empty_column_list_are_written_as_the_frame_writes_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--limit -1`` is pandas' head(-1) (all runs but the last); ``--columns ,`` names no column."""
+    root = tmp_path / "data"
+    for i in range(3):
+        make_run(root, task="t", params={"a": i}, when=WHEN + dt.timedelta(hours=i))
+    for options in [("--limit", "-1"), ("--limit", "-2", "--where", "a >= 0"), ("--columns", ",")]:
+        _same_bytes(root, monkeypatch, *options)
