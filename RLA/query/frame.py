@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as _dt
 import os
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -57,6 +58,11 @@ def _static_item(row: RunRow, log_root: str) -> Dict[str, Any]:
     return item
 
 
+def _is_time(value: Any) -> bool:
+    """Whether a time column's cell is a time or missing (not a hyper-parameter's value)."""
+    return value is None or isinstance(value, _dt.datetime) or (isinstance(value, float) and value != value)
+
+
 def rows_to_frame(
     rows: Sequence[RunRow], stats: Sequence[str] = METRIC_FUNCS, columns: Optional[Sequence[str]] = None
 ) -> Any:
@@ -99,7 +105,8 @@ def rows_to_frame(
 
         for name in ("start_time", "end_time"):
             if name in cells:
-                cells[name] = np.array(cells[name], dtype="datetime64[us]")
+                if all(_is_time(value) for value in cells[name]):  # else a hyper-parameter
+                    cells[name] = np.array(cells[name], dtype="datetime64[us]")  # of that name: as is
     # The dict is in column order; naming the columns again makes pandas reindex (slower).
     frame = pd.DataFrame(cells, copy=False) if records else pd.DataFrame(cells, columns=names)
     frame.attrs["param_columns"] = [p for p in params if p in cells]

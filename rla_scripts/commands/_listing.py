@@ -39,7 +39,10 @@ def sort_runs(frame: Any, spec: Optional[str]) -> Any:
         ascending.append(not part.startswith("-"))
     if not keys or frame.empty:
         return frame
-    frame = frame.sort_values("index", kind="stable")
+    try:  # a hyper-parameter named index may hold numbers beside the runs' texts
+        frame = frame.sort_values("index", kind="stable")
+    except TypeError:
+        frame = frame.sort_values("index", kind="stable", key=lambda column: column.astype(str))
     try:
         return frame.sort_values(keys, ascending=ascending, kind="stable", na_position="last")
     except TypeError:  # values of mixed types (2 and 'a'): compare them as text

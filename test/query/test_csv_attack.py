@@ -100,3 +100,19 @@ def test_a_negative_limit_and_an_empty_column_list_are_written_as_the_frame_writ
         make_run(root, task="t", params={"a": i}, when=WHEN + dt.timedelta(hours=i))
     for options in [("--limit", "-1"), ("--limit", "-2", "--where", "a >= 0"), ("--columns", ",")]:
         _same_bytes(root, monkeypatch, *options)
+
+
+def test_hyper_parameters_named_like_sort_keys_and_times_list_without_crashing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``index`` holding a number beside the runs' texts, ``start_time``/``end_time`` holding
+    no time: the listing shows the values as they are (not a time 5 us after 1970)."""
+    root = tmp_path / "data"
+    make_run(root, task="t", params={"start_time": "zzz", "end_time": 5, "index": 3}, when=WHEN)
+    make_run(root, task="t", params={"a": 2}, when=WHEN + dt.timedelta(hours=1))
+    _same_bytes(root, monkeypatch)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["list", "--format", "csv", "--data-root", str(root)]) == 0
+    first = out.getvalue().splitlines()[1]
+    assert first.startswith("3,t,finished,zzz,5,"), out.getvalue()
