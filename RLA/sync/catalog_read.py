@@ -57,8 +57,21 @@ def _load(path: Path) -> Dict[str, Any]:
 
 
 def _mapping(state: Dict[str, Any], name: str) -> Dict[str, Any]:
+    """``state[name]`` without the items :func:`refresh_from_catalog` does not write (a damaged
+    item is as if never read: its object or run is read again)."""
     value = state.get(name)
-    return value if isinstance(value, dict) else {}
+    if not isinstance(value, dict):
+        return {}
+    if name == "applied":
+        return {k: v for k, v in value.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    return {
+        k: v
+        for k, v in value.items()
+        if isinstance(v, dict)
+        and isinstance(v.get("etag"), str)
+        and isinstance(v.get("runs"), list)
+        and all(isinstance(run, str) for run in v["runs"])
+    }
 
 
 def _read_new(
@@ -100,7 +113,11 @@ def _stored(state: Dict[str, Any]) -> Optional["Stored"]:
     token, generation = raw.get("token"), raw.get("generation")
     if not isinstance(runs, dict) or not isinstance(token, str) or not isinstance(generation, int):
         return None
-    return Stored(token, generation, {str(k): list(v) for k, v in runs.items() if isinstance(v, list)})
+    if not all(
+        isinstance(v, list) and len(v) == 2 and all(isinstance(x, str) for x in v) for v in runs.values()
+    ):
+        return None  # not what _merge writes: the cache's record is read as lost
+    return Stored(token, generation, {str(k): list(v) for k, v in runs.items()})
 
 
 def _save(cache: Path, state: Dict[str, Any]) -> None:

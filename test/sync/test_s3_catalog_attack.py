@@ -83,3 +83,47 @@ def test_a_run_place_too_long_for_the_cache_is_a_catalog_error(
     with pytest.raises(CatalogError):
         frame_of(open_index(s3_bucket, settings, cache))
     assert sorted(p.name for p in (tmp_path / "deep").iterdir()) == ["cache"]
+
+
+def _damage(state: Dict[str, Any], how: str) -> None:
+    """Damage one part of the cache's record of what it read (``.rla_catalog.json``)."""
+    if how == "a stored run of one value":
+        state["stored"]["runs"] = {k: v[:1] for k, v in state["stored"]["runs"].items()}
+        state["stored"]["generation"] = -1  # compared with the index's rows
+    elif how == "an applied stamp that is not a number":
+        state["applied"] = {k: None for k in state["applied"]}
+        state["objects"] = {}  # every object read again: its runs compared with their stamps
+    elif how == "an object read without its runs":
+        state["objects"] = {k: {"etag": v["etag"]} for k, v in state["objects"].items()}
+    elif how == "an object whose runs are not names":
+        state["objects"] = {k: {"etag": v["etag"], "runs": [{}]} for k, v in state["objects"].items()}
+
+
+DAMAGES = [
+    "a stored run of one value",
+    "an applied stamp that is not a number",
+    "an object read without its runs",
+    "an object whose runs are not names",
+]
+
+
+@pytest.mark.parametrize("how", DAMAGES)
+def test_a_damaged_record_of_the_cache_is_read_again(s3_bucket: S3Box, tmp_path: Path, how: str) -> None:
+    """The cache's record damaged (by hand, another version): the next refresh reads the
+    catalog again and lists the store's runs, never a raw Python error."""
+    from RLA.layout import iter_run_dirs
+    from RLA.query.testing import make_run
+    from RLA.sync.catalog_read import STATE_FILE
+
+    source = tmp_path / "src"
+    settings = s3_bucket.settings(prefix="lab")
+    RunSyncer(settings, source).push(make_source(source, count=1))
+    cache = tmp_path / "cache"
+    frame_of(open_index(s3_bucket, settings, cache))
+    state = json.loads((cache / STATE_FILE).read_text())
+    _damage(state, how)
+    (cache / STATE_FILE).write_text(json.dumps(state))
+    before = set(iter_run_dirs(source))
+    make_run(source, task="demo", params={"seed": 77})
+    RunSyncer(settings, source).push([run for run in iter_run_dirs(source) if run not in before])
+    assert frame_of(open_index(s3_bucket, settings, cache)).equals(frame_of(source))
