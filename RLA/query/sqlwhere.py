@@ -54,7 +54,15 @@ def exact(sql: str, args: Tuple[Any, ...] = ()) -> Tri:
     return (sql, args), (sql, args)
 
 
+#: At most this many terms side by side: SQLite parses ``a OR b OR ...`` one level deeper per
+#: term (at most 1000 levels), so longer joins are nested in halves (depth ~log2 of the terms).
+_FLAT = 32
+
+
 def _join(word: str, parts: List[Part]) -> Part:
+    if len(parts) > _FLAT:
+        half = len(parts) // 2
+        parts = [_join(word, parts[:half]), _join(word, parts[half:])]
     return "(" + f" {word} ".join(p[0] for p in parts) + ")", tuple(a for p in parts for a in p[1])
 
 

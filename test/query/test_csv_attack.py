@@ -116,3 +116,22 @@ def test_hyper_parameters_named_like_sort_keys_and_times_list_without_crashing(
         assert main(["list", "--format", "csv", "--data-root", str(root)]) == 0
     first = out.getvalue().splitlines()[1]
     assert first.startswith("3,t,finished,zzz,5,"), out.getvalue()
+
+
+def test_a_where_with_a_list_as_long_as_a_query_may_be_is_decided_in_sql(tmp_path: Path) -> None:
+    """SQLite refuses expressions deeper than 1000 levels: ``p in [1, ..., 2000]`` must not be one."""
+    root = tmp_path / "data"
+    for i in range(3):
+        make_run(root, task="t", params={"p": i * 1000, "s": f"v{i}"}, when=WHEN + dt.timedelta(hours=i))
+    numbers = "[" + ",".join(str(i) for i in range(1, 1900)) + "]"
+    texts = "[" + ",".join(f"'v{i}'" for i in range(1, 1300)) + "]"
+    with Catalog(root) as catalog:
+        catalog.refresh(None, False)
+        for where, expected in [
+            (f"p in {numbers}", ["p=1000"]),
+            (f"p not in {numbers}", ["p=0", "p=2000"]),
+            (f"s in {texts} and not p == 1000", ["p=2000"]),
+        ]:
+            assert len(where) <= 10000
+            keys = matching_keys(catalog, None, False, parse_query(where))
+            assert sorted(key.split("&")[1] for key in keys) == expected, where[:40]
