@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
-from typing import Any, List
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 import pandas as pd
@@ -24,7 +24,7 @@ from RLA.query.testing import make_run
 
 HEADER = b"time-step,return,loss\n"
 PLAIN = b"0,1.5,2\n10,2.5,3\n"
-SCENARIOS = {
+SCENARIOS: Dict[str, List[Optional[bytes]]] = {
     "no newline at the end": [PLAIN, b"1,2,3\n4,5,6", b"7,8,9"],
     "a BOM before the body": [PLAIN, b"\xef\xbb\xbf1,2,3\n"],
     "rows of only commas": [PLAIN, b",,\n1,2,3\n,,\n", b",,\n"],
@@ -44,7 +44,7 @@ SCENARIOS = {
 }
 
 
-def _write(root: Path, bodies: List[Any]) -> List[Path]:
+def _write(root: Path, bodies: List[Optional[bytes]]) -> List[Path]:
     paths = []
     for k, body in enumerate(bodies):
         path = root / f"{k}.csv"
