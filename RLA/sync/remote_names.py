@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Sequence, Tuple
 
 from RLA.errors import UnsafePathError
-from RLA.layout import ARCHIVE_TESTER, DATA_TYPES, RunLayout
+from RLA.layout import ARCHIVE, ARCHIVE_TESTER, DATA_TYPES, RunLayout
 from RLA.naming import parse_run_name
 from RLA.safe_paths import check_name, check_relative, is_plain_name, safe_join
 
@@ -59,6 +59,13 @@ def check_run(task: str, date: str, name: str) -> Tuple[str, str, str]:
         raise UnsafePathError(
             f"The task {task!r} is refused: a component is hidden",
             expected="task components that do not start with '.'",
+            found=repr(task),
+            fix="rename the task",
+        )
+    if task.startswith(ARCHIVE + ":"):  # the index keys an archived run "arc:<task>/...": another run's key
+        raise UnsafePathError(
+            f"The task {task!r} is refused: it spells the index key of an archived run",
+            expected=f"a task that does not start with '{ARCHIVE}:'",
             found=repr(task),
             fix="rename the task",
         )

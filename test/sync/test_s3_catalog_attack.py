@@ -46,6 +46,11 @@ CASES = {
         progress={"n_rows": 1, "time_step": 1, "metrics": {"\ud800": [1, 1, 1]}}
     ),
     "a task named by a lone surrogate": {"version": 1, "runs": {"\ud800/2026/01/01/10-00-00-000000": GOOD}},
+    # its index key "arc:demo/..." is the key of the archived run demo/...: read back as that run
+    "a task that spells an archived run's key": {
+        "version": 1,
+        "runs": {"arc:demo/2026/01/01/10-00-00-000000": {**GOOD, "texts": {"log/run.json": [INFO, 1.0]}}},
+    },
 }
 
 
