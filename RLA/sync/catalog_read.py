@@ -116,7 +116,7 @@ def _stored(state: Dict[str, Any]) -> Optional["Stored"]:
     if not all(
         isinstance(v, list) and len(v) == 2 and all(isinstance(x, str) for x in v) for v in runs.values()
     ):
-        return None  # not what _merge writes: the cache's record is read as lost
+        return None  # not what _merge writes: as if the cache had stored nothing
     return Stored(token, generation, {str(k): list(v) for k, v in runs.items()})
 
 
