@@ -132,3 +132,29 @@ def test_a_damaged_record_of_the_cache_is_read_again(s3_bucket: S3Box, tmp_path:
     make_run(source, task="demo", params={"seed": 77})
     RunSyncer(settings, source).push([run for run in iter_run_dirs(source) if run not in before])
     assert frame_of(open_index(s3_bucket, settings, cache)).equals(frame_of(source))
+
+
+@pytest.mark.parametrize("planted", ["log/run.json", "log/progress.csv"])
+def test_a_file_of_the_cache_planted_as_a_link_is_replaced_not_followed(
+    s3_bucket: S3Box, tmp_path: Path, planted: str
+) -> None:
+    """A run read from files (its entry names one to fetch): a link planted at one of its
+    files in the cache between two reads is replaced by the file (a text of the entry) or
+    refused (an UnsafePathError, for a download); its target is untouched either way."""
+    from RLA.errors import UnsafePathError
+
+    source = tmp_path / "src"
+    settings = s3_bucket.settings(prefix="lab")
+    RunSyncer(settings, source).push(make_source(source, count=1))
+    _plant(s3_bucket, _entry(fetch=["log/progress.csv"]))
+    cache, outside = tmp_path / "cache", tmp_path / "outside.txt"
+    outside.write_text("keep")
+    link = cache / "log" / RUN / planted.partition("/")[2]
+    link.parent.mkdir(parents=True)
+    link.symlink_to(outside)
+    try:
+        frame_of(open_index(s3_bucket, settings, cache))
+        assert not link.is_symlink()
+    except UnsafePathError:
+        assert planted == "log/progress.csv"
+    assert outside.read_text() == "keep"
