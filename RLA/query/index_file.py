@@ -27,8 +27,8 @@ from typing import Iterable, Optional, Sequence, Tuple
 
 #: "5": the listing columns of ``rla list --format csv``; "6": their value types (``shape``,
 #: ``tres``, see :mod:`RLA.query.csv_survey`); "7": ``settled``/``checked_at`` moved from ``runs``
-#: to ``checks``. Older files are rebuilt.
-SCHEMA_VERSION = "7"
+#: to ``checks``; "8": hyper-parameter texts holding a NUL character are not ``exact``. Older files are rebuilt.
+SCHEMA_VERSION = "8"
 BUSY_TIMEOUT_S = 30.0
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

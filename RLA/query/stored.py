@@ -30,8 +30,10 @@ def addressable(name: str) -> bool:
 
 
 def _exact_value(value: Any) -> bool:
-    if value is None or isinstance(value, (bool, str)):
+    if value is None or isinstance(value, bool):
         return True
+    if isinstance(value, str):  # SQLite's text functions stop at a NUL character
+        return "\x00" not in value
     if isinstance(value, int):
         return -_INT_LIMIT <= value <= _INT_LIMIT
     if isinstance(value, float):

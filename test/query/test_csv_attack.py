@@ -135,3 +135,46 @@ def test_a_where_with_a_list_as_long_as_a_query_may_be_is_decided_in_sql(tmp_pat
             assert len(where) <= 10000
             keys = matching_keys(catalog, None, False, parse_query(where))
             assert sorted(key.split("&")[1] for key in keys) == expected, where[:40]
+
+
+def test_texts_holding_a_nul_character_are_listed_and_selected_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite's text functions stop at NUL: such a value or run text is decided in Python."""
+    root = tmp_path / "data"
+    make_run(root, task="t", params={"k": 1, "z": "a\x00b"}, when=WHEN)
+    make_run(root, task="t", params={"k": 2, "z": "x"}, host="h\x00st", when=WHEN + dt.timedelta(hours=1))
+    make_run(root, task="t", params={"k": 3, "z": "y"}, when=WHEN + dt.timedelta(hours=2))
+    for options in [
+        (),
+        ("--where", "z != 'x'"),
+        ("--where", "k > 0"),
+        ("--columns", "z,host,k"),
+        ("--columns", "k,host"),
+    ]:
+        _same_bytes(root, monkeypatch, *options)
+    with Catalog(root) as catalog:
+        catalog.refresh(None, False)
+        keys = matching_keys(catalog, None, False, parse_query("z == 'a\\x00b'"))
+        assert [key.split("&")[1] for key in keys] == ["k=1"]
+
+
+def test_an_index_of_schema_7_that_trusts_a_nul_text_is_rebuilt(tmp_path: Path) -> None:
+    """Schema 7 stored such rows as ``exact``: a file of that version is not read."""
+    import sqlite3
+
+    from RLA.layout import INDEX_DB
+
+    root = tmp_path / "data"
+    make_run(root, task="t", params={"k": 1, "z": "a\x00b"}, when=WHEN)
+    make_run(root, task="t", params={"k": 2, "z": "x"}, when=WHEN + dt.timedelta(hours=1))
+    with Catalog(root) as catalog:
+        catalog.refresh(None, False)
+    with sqlite3.connect(root / INDEX_DB) as conn:
+        conn.execute("UPDATE runs SET exact = 1")
+        conn.execute("UPDATE meta SET value = '7' WHERE key = 'schema'")
+    conn.close()
+    with Catalog(root) as catalog:
+        catalog.refresh(None, False)
+        keys = matching_keys(catalog, None, False, parse_query("z == 'a\\x00b'"))
+        assert [key.split("&")[1] for key in keys] == ["k=1"]
