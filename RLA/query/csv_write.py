@@ -203,12 +203,13 @@ def _write_cells(plan: Plan, catalog: Any, columns: List[Column], out: IO[str]) 
 def _cells(plan: Plan, columns: List[Column], rows: List[tuple]) -> List[tuple]:
     """The cells of a batch of rows (:func:`_cell_columns`), a column at a time."""
     times = {name: (10, 19, 23, 26)[plan.time_widths[name]] for name in TIMES if name in plan.columns}
-    blank = [i for i, row in enumerate(rows) if row[0] in plan.special]
-    # The stored cells of those rows may hold anything (NaN as text...): blank them.
-    batch = [_blank(row) if row[0] in plan.special else row for row in rows] if blank else rows
-    cols = list(zip(*batch))
-    lines = list(zip(*(column(cols) for column in columns)))
-    for i in blank:
+    # The stored cells of special rows may hold anything (NaN as text, a name that is no
+    # number in a column of numbers): only the other rows go through the columns.
+    normal = [row for row in rows if row[0] not in plan.special]
+    cols = list(zip(*normal))
+    built = iter(list(zip(*(column(cols) for column in columns))) if normal else [])
+    lines: List[tuple] = [() if row[0] in plan.special else next(built) for row in rows]
+    for i in (i for i, row in enumerate(rows) if row[0] in plan.special):
         item = plan.special[rows[i][0]]  # built by the reference code; times as stored (the same)
         lines[i] = tuple(
             _cut(rows[i][TIMES.index(name) + 4], times[name])
@@ -234,11 +235,6 @@ def _write_lines(out: IO[str], writer: Any, lines: List[tuple], width: int) -> N
             out.write(joined + "\n")
         else:
             writer.writerow(line)
-
-
-def _blank(row: tuple) -> tuple:
-    """A row of ``None`` but its key and archived flag (its cells come from elsewhere)."""
-    return (row[0],) + (None,) * 7 + (row[8],) + (None,) * (len(row) - 9)
 
 
 def _cut(text: Optional[str], width: int) -> str:

@@ -178,3 +178,15 @@ def test_an_index_of_schema_7_that_trusts_a_nul_text_is_rebuilt(tmp_path: Path) 
         catalog.refresh(None, False)
         keys = matching_keys(catalog, None, False, parse_query("z == 'a\\x00b'"))
         assert [key.split("&")[1] for key in keys] == ["k=1"]
+
+
+def test_a_number_named_name_on_a_row_python_builds_is_listed_as_the_frame_lists_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The column of numbers ``name`` must not read the folder name of a row built in Python
+    (NaN makes it one) as a number."""
+    root = tmp_path / "data"
+    make_run(root, task="t", params={"name": 1.5, "p": float("nan")}, when=WHEN)
+    make_run(root, task="t", params={"name": 2.5, "p": 1}, when=WHEN + dt.timedelta(hours=1))
+    for options in [(), ("--where", "name < 2"), ("--columns", "p,name")]:
+        _same_bytes(root, monkeypatch, *options)
