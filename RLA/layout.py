@@ -164,11 +164,19 @@ def check_task(task: object, what: str = "task") -> str:
 
     Raises:
         UnsafePathError: ``..``, ``.``, an absolute path, an empty component (``a//b``,
-            ``a/``) or a control character.
+            ``a/``), a control character, or a task starting with ``arc:`` (the query index
+            keys an archived run ``arc:<task>/...``, so such a task would pass for another run).
     """
-    from RLA.safe_paths import check_relative
+    from RLA.safe_paths import UnsafePathError, check_relative
 
     check_relative(task, what)
+    if str(task).startswith(ARCHIVE + ":"):
+        raise UnsafePathError(
+            f"The {what} {task!r} is refused: it spells the index key of an archived run",
+            expected=f"a {what} that does not start with '{ARCHIVE}:'",
+            found=repr(task),
+            fix="rename the task",
+        )
     return str(task)
 
 

@@ -8,6 +8,7 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 
 from RLA.config import RLAConfig, load_config
 from RLA.errors import ConfigError
+from RLA.layout import ARCHIVE
 from RLA.manager.preflight import check_config
 
 ConfigSource = Union[str, Path, Dict[str, Any], RLAConfig, None]
@@ -31,6 +32,13 @@ def check_task(task: Optional[str]) -> str:
         raise ConfigError(
             "Bad task name",
             expected="a name such as 'demo_task' (no empty, '.' or '..' parts)",
+            found=repr(task),
+            fix="rename the task",
+        )
+    if task.startswith(ARCHIVE + ":"):  # the query index keys an archived run "arc:<task>/..."
+        raise ConfigError(
+            f"The task {task!r} is refused: it spells the index key of an archived run",
+            expected=f"a task that does not start with '{ARCHIVE}:'",
             found=repr(task),
             fix="rename the task",
         )
