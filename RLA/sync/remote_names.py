@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Sequence, Tuple
 
 from RLA.errors import UnsafePathError
-from RLA.layout import ARCHIVE, ARCHIVE_TESTER, DATA_TYPES, RunLayout
+from RLA.layout import ARCHIVE_TESTER, DATA_TYPES, RunLayout, check_task
 from RLA.naming import parse_run_name
 from RLA.safe_paths import check_name, check_relative, is_plain_name, safe_join
 
@@ -62,13 +62,7 @@ def check_run(task: str, date: str, name: str) -> Tuple[str, str, str]:
             found=repr(task),
             fix="rename the task",
         )
-    if task.startswith(ARCHIVE + ":"):  # the index keys an archived run "arc:<task>/...": another run's key
-        raise UnsafePathError(
-            f"The task {task!r} is refused: it spells the index key of an archived run",
-            expected=f"a task that does not start with '{ARCHIVE}:'",
-            found=repr(task),
-            fix="rename the task",
-        )
+    check_task(task)  # also refuses 'arc:<task>', the index key of an archived run
     date_parts = date.split("/")
     if len(date_parts) != 3 or not is_day(["task", *date_parts]):
         raise UnsafePathError(
